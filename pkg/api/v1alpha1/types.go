@@ -1,0 +1,116 @@
+// Package v1alpha1 holds shard-router's function config, ShardConfig, and the
+// annotation keys it writes. It imports no other package of the project.
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const (
+	// Group, Version and Kind of the typed function config.
+	Group      = "shardrouter.dev"
+	Version    = "v1alpha1"
+	APIVersion = Group + "/" + Version
+	Kind       = "ShardConfig"
+
+	// ContextAnnotation lists the kube contexts a resource is applied to,
+	// joined by "," in the order the config declares them.
+	ContextAnnotation = "shardrouter.dev/context"
+	// DataStoreAnnotation names the logical datastore that holds the resource
+	// in its cluster: one name, or "ctx=datastore" pairs when contexts disagree.
+	DataStoreAnnotation = "shardrouter.dev/datastore"
+
+	// DefaultDataStore is the cluster's main etcd (--etcd-servers). Reserved.
+	DefaultDataStore = "default"
+)
+
+// ShardConfig is the typed function config of shard-router.
+type ShardConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Spec              ShardConfigSpec `json:"spec"`
+}
+
+// ShardConfigSpec declares the clusters (contexts), how resources are matched
+// to them, and which built-in resources live in which etcd datastore.
+type ShardConfigSpec struct {
+	// Contexts are kubeconfig context names, in the order annotations list them.
+	Contexts []Context `json:"contexts"`
+	// DataStoreOverrides map a built-in storage group/resource to a logical
+	// datastore, in the order the --etcd-servers-overrides flag lists them.
+	DataStoreOverrides []DataStoreOverride `json:"dataStoreOverrides,omitempty"`
+	// DefaultContext receives namespaced resources nothing else decides.
+	DefaultContext string `json:"defaultContext,omitempty"`
+	// AllowMoves turns a refused move (a context dropped from a resource,
+	// which kpt live apply would prune) into a warning.
+	AllowMoves bool `json:"allowMoves,omitempty"`
+	// AllowDataStoreChanges turns a refused datastore change (kube-apiserver
+	// never migrates data between datastores) into a warning.
+	AllowDataStoreChanges bool `json:"allowDataStoreChanges,omitempty"`
+}
+
+// Context is one cluster, named as in the kubeconfig.
+type Context struct {
+	// Name of the kubeconfig context.
+	Name string `json:"name"`
+	// NamespaceSelector matches the labels of a resource's Namespace.
+	// Absent matches nothing; {} matches everything.
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+	// ResourceSelector matches the resource's own labels.
+	ResourceSelector *metav1.LabelSelector `json:"resourceSelector,omitempty"`
+	// DataStores are this cluster's extra etcd datastores.
+	DataStores []DataStore `json:"dataStores,omitempty"`
+	// Inventory sets the kpt inventory (ResourceGroup) that split writes for
+	// this context; by default it is derived from the package and context.
+	Inventory *Inventory `json:"inventory,omitempty"`
+}
+
+// DataStore is a logical etcd datastore of one cluster.
+type DataStore struct {
+	// Name is the logical name that dataStoreOverrides refer to.
+	Name string `json:"name"`
+	// Endpoints are the etcd client URLs (http or https).
+	Endpoints []string `json:"endpoints"`
+	// KamajiDataStore names the Kamaji DataStore object; default: Name.
+	KamajiDataStore string `json:"kamajiDataStore,omitempty"`
+}
+
+// DataStoreOverride sends one built-in resource to a logical datastore, in
+// Kamaji's shape.
+type DataStoreOverride struct {
+	// Resource is the storage group/resource as the kube-apiserver flag writes
+	// it; the core group is empty ("/events").
+	Resource string `json:"resource"`
+	// DataStore is a logical datastore name declared by some context.
+	DataStore string `json:"dataStore"`
+	// Ephemeral exempts this resource from the datastore-change refusal: its
+	// objects are short-lived (Events expire after an hour), so losing them
+	// on a change is accepted.
+	Ephemeral bool `json:"ephemeral,omitempty"`
+}
+
+// Inventory identifies a kpt inventory ResourceGroup.
+type Inventory struct {
+	Name      string `json:"name,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	ID        string `json:"id,omitempty"`
+}
+
+// ContextNames returns the context names in declaration order.
+func (s *ShardConfigSpec) ContextNames() []string {
+	names := make([]string, len(s.Contexts))
+	for i, c := range s.Contexts {
+		names[i] = c.Name
+	}
+	return names
+}
+
+// ContextIndex returns the position of the named context, or -1.
+func (s *ShardConfigSpec) ContextIndex(name string) int {
+	for i, c := range s.Contexts {
+		if c.Name == name {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,162 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode"
+
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// contextNameForbidden are the characters that would break the annotation
+// formats ("a,b", "ctx=store") or the per-context directories split writes.
+const contextNameForbidden = `,=/\`
+
+// Validate reports every structural problem of the config at once. Checks that
+// need the table of built-in resources (dataStoreOverrides[].resource) live in
+// the datastore package.
+func (c *ShardConfig) Validate() field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	ctxPath := spec.Child("contexts")
+	if len(c.Spec.Contexts) == 0 {
+		errs = append(errs, field.Required(ctxPath, "at least one context is needed"))
+	}
+	seen := map[string]int{}
+	declared := map[string]bool{} // datastore names declared by any context
+	for i, ctx := range c.Spec.Contexts {
+		p := ctxPath.Index(i)
+		errs = append(errs, ValidateContextName(ctx.Name, p.Child("name"))...)
+		if j, dup := seen[ctx.Name]; dup && ctx.Name != "" {
+			errs = append(errs, field.Duplicate(p.Child("name"), fmt.Sprintf("%s (also spec.contexts[%d])", ctx.Name, j)))
+		}
+		seen[ctx.Name] = i
+		opts := metav1validation.LabelSelectorValidationOptions{}
+		if ctx.NamespaceSelector != nil {
+			errs = append(errs, metav1validation.ValidateLabelSelector(ctx.NamespaceSelector, opts, p.Child("namespaceSelector"))...)
+		}
+		if ctx.ResourceSelector != nil {
+			errs = append(errs, metav1validation.ValidateLabelSelector(ctx.ResourceSelector, opts, p.Child("resourceSelector"))...)
+		}
+		stores := map[string]int{}
+		for k, ds := range ctx.DataStores {
+			dp := p.Child("dataStores").Index(k)
+			errs = append(errs, validateDataStoreName(ds.Name, dp.Child("name"))...)
+			if j, dup := stores[ds.Name]; dup {
+				errs = append(errs, field.Duplicate(dp.Child("name"), fmt.Sprintf("%s (also dataStores[%d] of this context)", ds.Name, j)))
+			}
+			stores[ds.Name] = k
+			declared[ds.Name] = true
+			if len(ds.Endpoints) == 0 {
+				errs = append(errs, field.Required(dp.Child("endpoints"), "a datastore needs at least one etcd endpoint"))
+			}
+			for e, ep := range ds.Endpoints {
+				if err := ValidateEndpoint(ep); err != nil {
+					errs = append(errs, field.Invalid(dp.Child("endpoints").Index(e), ep, err.Error()))
+				}
+			}
+			if ds.KamajiDataStore != "" {
+				for _, msg := range validation.IsDNS1123Subdomain(ds.KamajiDataStore) {
+					errs = append(errs, field.Invalid(dp.Child("kamajiDataStore"), ds.KamajiDataStore, msg))
+				}
+			}
+		}
+		if inv := ctx.Inventory; inv != nil {
+			ip := p.Child("inventory")
+			if inv.Name != "" {
+				for _, msg := range validation.IsDNS1123Subdomain(inv.Name) {
+					errs = append(errs, field.Invalid(ip.Child("name"), inv.Name, msg))
+				}
+			}
+			if inv.Namespace != "" {
+				for _, msg := range validation.IsDNS1123Label(inv.Namespace) {
+					errs = append(errs, field.Invalid(ip.Child("namespace"), inv.Namespace, msg))
+				}
+			}
+			if inv.ID != "" && strings.IndexFunc(inv.ID, unicode.IsSpace) >= 0 {
+				errs = append(errs, field.Invalid(ip.Child("id"), inv.ID, "must not contain whitespace"))
+			}
+		}
+	}
+	if d := c.Spec.DefaultContext; d != "" {
+		if _, ok := seen[d]; !ok {
+			errs = append(errs, field.NotFound(spec.Child("defaultContext"), d))
+		}
+	}
+	for i, o := range c.Spec.DataStoreOverrides {
+		p := spec.Child("dataStoreOverrides").Index(i)
+		if o.Resource == "" {
+			errs = append(errs, field.Required(p.Child("resource"), `a storage group/resource such as "/events" or "coordination.k8s.io/leases"`))
+		}
+		switch {
+		case o.DataStore == "":
+			errs = append(errs, field.Required(p.Child("dataStore"), "the logical datastore name"))
+		case o.DataStore == DefaultDataStore:
+			errs = append(errs, field.Invalid(p.Child("dataStore"), o.DataStore, `"default" is the main etcd; remove the override instead`))
+		case !declared[o.DataStore]:
+			errs = append(errs, field.Invalid(p.Child("dataStore"), o.DataStore, "no context declares this datastore in its dataStores"))
+		}
+	}
+	return errs
+}
+
+// ValidateContextName checks a kube context name as shard-router uses it: in
+// annotations, in directory names and as kpt's --context value.
+func ValidateContextName(name string, p *field.Path) field.ErrorList {
+	switch {
+	case name == "":
+		return field.ErrorList{field.Required(p, "a kubeconfig context name")}
+	case name == "." || name == "..":
+		return field.ErrorList{field.Invalid(p, name, "must not be . or ..")}
+	case strings.ContainsAny(name, contextNameForbidden):
+		return field.ErrorList{field.Invalid(p, name, `must not contain ',', '=', '/' or '\'`)}
+	case strings.IndexFunc(name, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0:
+		return field.ErrorList{field.Invalid(p, name, "must not contain whitespace or control characters")}
+	case len(name) > 253:
+		return field.ErrorList{field.TooLong(p, name, 253)}
+	}
+	return nil
+}
+
+func validateDataStoreName(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "a logical datastore name")}
+	}
+	if name == DefaultDataStore {
+		return field.ErrorList{field.Invalid(p, name, `"default" is reserved for the main etcd`)}
+	}
+	var errs field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		errs = append(errs, field.Invalid(p, name, msg))
+	}
+	return errs
+}
+
+// ValidateEndpoint checks an etcd client URL as it must appear in
+// --etcd-servers-overrides: the flag splits entries on ',', servers on ';',
+// resource from servers on '#', and is read as CSV (so '"' breaks it).
+func ValidateEndpoint(ep string) error {
+	if ep == "" {
+		return fmt.Errorf("an endpoint must not be empty")
+	}
+	if i := strings.IndexAny(ep, "#;,\""); i >= 0 {
+		return fmt.Errorf("must not contain %q: the --etcd-servers-overrides flag uses it as a separator", ep[i])
+	}
+	if strings.IndexFunc(ep, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) }) >= 0 {
+		return fmt.Errorf("must not contain whitespace or control characters")
+	}
+	u, err := url.Parse(ep)
+	if err != nil {
+		return fmt.Errorf("not a URL: %v", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("must be an http:// or https:// URL such as https://etcd-0:2379")
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return fmt.Errorf("must name a host, as in https://etcd-0:2379")
+	}
+	return nil
+}

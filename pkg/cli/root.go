@@ -1,0 +1,128 @@
+// Package cli is shard-router's command line: function mode on the root
+// command, and one file per subcommand. Each command turns flags into a call
+// to an engine package and decides where output goes; nothing else.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/shard-router/shard-router/pkg/function"
+)
+
+// Version is set at build time with -ldflags "-X .../pkg/cli.Version=...".
+var Version = "dev"
+
+// Streams are the process's standard streams, passed down, never global.
+type Streams struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// StandardStreams returns os.Stdin, os.Stdout and os.Stderr.
+func StandardStreams() Streams { return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr} }
+
+// Main runs the command line and returns the process exit code.
+func Main(s Streams, args []string) int {
+	root := NewRootCommand(s)
+	root.SetArgs(args)
+	if err := root.Execute(); err != nil {
+		var reported errAlreadyReported
+		if !errors.As(err, &reported) {
+			fmt.Fprintf(s.Err, "shard-router: error: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
+
+// errAlreadyReported marks an error whose details were already written to
+// stderr, so Main only sets the exit code.
+type errAlreadyReported struct{ error }
+
+// NewRootCommand builds the root command: with no arguments it is the KRM
+// function, reading a ResourceList on stdin and writing one on stdout.
+func NewRootCommand(s Streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "shard-router",
+		Short: "Route the resources of a kpt package to kube contexts and etcd datastores",
+		Long: `shard-router is a KRM function. With no arguments it reads a ResourceList on
+stdin, routes every resource by the ShardConfig (or ConfigMap) function config,
+annotates it with shardrouter.dev/context and shardrouter.dev/datastore, and
+writes the ResourceList on stdout. Errors go to the results and to stderr, and
+make it exit non-zero with the items unchanged.`,
+		Example: `  kpt fn eval PKG --exec shard-router --fn-config shards.yaml
+  kpt fn eval PKG --exec shard-router -- ctx-00='shard=00' ctx-01='shard=01'`,
+		Args:          cobra.NoArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       Version,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runFunction(s)
+		},
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.AddCommand(newVersionCommand(s))
+	return root
+}
+
+// runFunction is function mode. framework.Execute writes the ResourceList
+// (items unchanged on error) before returning the processor's error; a
+// ResourceList that cannot be read writes nothing.
+func runFunction(s Streams) error {
+	rw := &kio.ByteReadWriter{Reader: s.In, Writer: s.Out, KeepReaderAnnotations: true}
+	err := framework.Execute(function.Processor{}, rw)
+	if err == nil {
+		return nil
+	}
+	var results framework.Results
+	if errors.As(err, &results) {
+		printResults(s.Err, results)
+		return errAlreadyReported{err}
+	}
+	return err
+}
+
+// printResults writes error and warning results to stderr, one a line,
+// naming the file, the resource and the field.
+func printResults(w io.Writer, results framework.Results) {
+	for _, r := range results {
+		if r.Severity != framework.Error && r.Severity != framework.Warning {
+			continue
+		}
+		fmt.Fprintf(w, "shard-router: %s: %s\n", r.Severity, FormatResult(r))
+	}
+}
+
+// FormatResult renders a result as "file[index]: field: message".
+func FormatResult(r *framework.Result) string {
+	var b strings.Builder
+	if r.File != nil && r.File.Path != "" {
+		fmt.Fprintf(&b, "%s[%d]: ", r.File.Path, r.File.Index)
+	}
+	if r.Field != nil && r.Field.Path != "" && !strings.Contains(r.Message, r.Field.Path) {
+		fmt.Fprintf(&b, "%s: ", r.Field.Path)
+	}
+	b.WriteString(r.Message)
+	return b.String()
+}
+
+func newVersionCommand(s Streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintln(s.Out, Version)
+		},
+	}
+}

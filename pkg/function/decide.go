@@ -1,0 +1,223 @@
+package function
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/route"
+)
+
+// Config is a loaded and compiled function config.
+type Config struct {
+	Spec      *v1alpha1.ShardConfig
+	Router    *route.Router
+	DataStore *datastore.Table
+	// Notices are warnings about the config itself.
+	Notices []datastore.Notice
+	// Ref and File identify the config node, for results.
+	Ref  *yaml.ResourceIdentifier
+	File *framework.File
+}
+
+// LoadConfig loads, validates and compiles a function config node. On error
+// it returns error results that name the config's file and field.
+func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
+	c := &Config{}
+	if node != nil && !node.IsNilOrEmpty() && node.YNode().Kind == yaml.MappingNode {
+		it := ItemOf(node)
+		c.Ref = &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind},
+			NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}}
+		if it.Path != "" {
+			c.File = &framework.File{Path: it.Path, Index: it.Index}
+		}
+	}
+	cfg, errs := v1alpha1.Load(node)
+	if len(errs) > 0 {
+		return nil, c.fieldResults(errs)
+	}
+	c.Spec = cfg
+	table, notices, errs := datastore.Compile(&cfg.Spec)
+	if len(errs) > 0 {
+		return nil, c.fieldResults(errs)
+	}
+	c.DataStore, c.Notices = table, notices
+	router, err := route.New(cfg)
+	if err != nil {
+		return nil, c.fieldResults(field.ErrorList{field.InternalError(nil, err)})
+	}
+	if c.Ref != nil {
+		router.WithConfigRef(route.Ref{APIVersion: c.Ref.APIVersion, Kind: c.Ref.Kind, Namespace: c.Ref.Namespace, Name: c.Ref.Name})
+	}
+	c.Router = router
+	return c, nil
+}
+
+func (c *Config) fieldResults(errs field.ErrorList) framework.Results {
+	var out framework.Results
+	for _, e := range errs {
+		r := &framework.Result{Severity: framework.Error, ResourceRef: c.Ref, File: c.File,
+			Message: "function config: " + e.Error()}
+		if e.Field != "" && e.Field != "<nil>" {
+			r.Field = &framework.Field{Path: e.Field}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Outcome is the routing of a whole package: what to annotate, and results.
+type Outcome struct {
+	Plan *route.Plan
+	// Contexts and DataStores are the annotation values per item ("" for an
+	// item that is not routed).
+	Contexts, DataStores []string
+	Results              framework.Results
+}
+
+// HasErrors reports whether any result is an error.
+func (o *Outcome) HasErrors() bool {
+	for _, r := range o.Results {
+		if r.Severity == framework.Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Decide routes the items and assigns their datastores. It never changes
+// the items; Apply does.
+func (c *Config) Decide(items []Item) *Outcome {
+	objs := make([]route.Object, len(items))
+	for i := range items {
+		objs[i] = items[i].Object
+	}
+	plan := c.Router.Route(objs)
+	out := &Outcome{Plan: plan, Contexts: make([]string, len(items)), DataStores: make([]string, len(items))}
+	for _, n := range c.Notices {
+		out.Results = append(out.Results, &framework.Result{Severity: framework.Warning, ResourceRef: c.Ref, File: c.File,
+			Field: &framework.Field{Path: n.Field}, Message: "function config: " + n.Message})
+	}
+	for _, pr := range plan.Problems {
+		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, pr.Message))
+	}
+	spec := &c.Spec.Spec
+	for i, d := range plan.Decisions {
+		if !d.Routed() {
+			continue
+		}
+		it := &items[i]
+		names := c.Router.NamesOf(d.Contexts)
+		stores := make([]string, len(d.Contexts))
+		for k, ctx := range d.Contexts {
+			stores[k] = c.DataStore.Assign(ctx, it.APIVersion, it.Kind)
+		}
+		out.Contexts[i] = strings.Join(names, ",")
+		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
+		c.checkDataStoreChange(out, it, names, stores, spec.AllowDataStoreChanges)
+	}
+	out.Results = append(out.Results, c.summary(items, out)...)
+	return out
+}
+
+// checkDataStoreChange refuses a change of datastore for a resource that
+// already lives somewhere: kube-apiserver never migrates data when
+// --etcd-servers-overrides changes, so the objects would vanish from the API.
+func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []string, allow bool) {
+	if !it.HasDataStore || !it.HasPrevious {
+		return
+	}
+	fieldPath := "metadata.annotations[" + v1alpha1.DataStoreAnnotation + "]"
+	old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
+	if err != nil {
+		out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, fmt.Sprintf("%s: cannot read its %s annotation: %v", describe(it), v1alpha1.DataStoreAnnotation, err)))
+		return
+	}
+	for k, ctx := range names {
+		was, ok := old[ctx]
+		if !ok || was == stores[k] {
+			continue
+		}
+		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so it would vanish from the API until copied",
+			describe(it), ctx, was, stores[k])
+		switch {
+		case c.DataStore.Ephemeral(it.APIVersion, it.Kind):
+			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowed: its override is ephemeral)"))
+		case allow:
+			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowDataStoreChanges)"))
+		default:
+			out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, msg+"; copy the data first and set spec.allowDataStoreChanges: true (see the README)"))
+		}
+	}
+}
+
+// summary reports, per context, how many resources it receives per datastore.
+func (c *Config) summary(items []Item, out *Outcome) framework.Results {
+	names := c.Router.Names()
+	counts := make([]map[string]int, len(names))
+	totals := make([]int, len(names))
+	for i := range counts {
+		counts[i] = map[string]int{}
+	}
+	for i, d := range out.Plan.Decisions {
+		if !d.Routed() {
+			continue
+		}
+		for _, ctx := range d.Contexts {
+			totals[ctx]++
+			counts[ctx][c.DataStore.Assign(ctx, items[i].APIVersion, items[i].Kind)]++
+		}
+	}
+	var res framework.Results
+	for i, name := range names {
+		stores := make([]string, 0, len(counts[i]))
+		for ds := range counts[i] {
+			stores = append(stores, ds)
+		}
+		sort.Strings(stores)
+		parts := make([]string, len(stores))
+		for k, ds := range stores {
+			parts[k] = fmt.Sprintf("%s: %d", ds, counts[i][ds])
+		}
+		msg := fmt.Sprintf("context %q: %d resources", name, totals[i])
+		if len(parts) > 0 {
+			msg += " (" + strings.Join(parts, ", ") + ")"
+		}
+		res = append(res, &framework.Result{Severity: framework.Info, Message: msg,
+			Tags: map[string]string{"context": name}})
+	}
+	return res
+}
+
+func severity(s route.Severity) framework.Severity {
+	if s == route.Warning {
+		return framework.Warning
+	}
+	return framework.Error
+}
+
+func itemResult(it *Item, sev framework.Severity, fieldPath, msg string) *framework.Result {
+	r := &framework.Result{Severity: sev, Message: msg,
+		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind},
+			NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}}}
+	if fieldPath != "" {
+		r.Field = &framework.Field{Path: fieldPath}
+	}
+	if it.Path != "" {
+		r.File = &framework.File{Path: it.Path, Index: it.Index}
+	}
+	return r
+}
+
+func describe(it *Item) string {
+	if it.Namespace != "" {
+		return fmt.Sprintf("%s %s/%s", it.Kind, it.Namespace, it.Name)
+	}
+	return fmt.Sprintf("%s %s", it.Kind, it.Name)
+}

@@ -1,0 +1,133 @@
+// Package function is shard-router's KRM function: it loads the function
+// config, routes every item with package route, assigns datastores with
+// package datastore, and annotates the items, reporting through results.
+package function
+
+import (
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/route"
+)
+
+// LocalConfigAnnotation marks resources that kpt never applies.
+const LocalConfigAnnotation = "config.kubernetes.io/local-config"
+
+// Item is what the function reads from one input resource.
+type Item struct {
+	route.Object
+	// DataStore is the current datastore annotation; HasDataStore is false
+	// when it is absent.
+	DataStore    string
+	HasDataStore bool
+	// Path and Index locate the resource in the package, for results.
+	Path  string
+	Index int
+	// HasIndex is false when kpt gave no index annotation.
+	HasIndex bool
+}
+
+// ItemOf reads the routing facts of one resource node.
+func ItemOf(rn *yaml.RNode) Item {
+	var it Item
+	it.APIVersion = scalar(rn, "apiVersion")
+	it.Kind = scalar(rn, "kind")
+	if m := mapping(rn, "metadata"); m != nil {
+		it.Name = scalar(m, "name")
+		it.Namespace = scalar(m, "namespace")
+		it.Labels = stringMap(m, "labels")
+		annos := stringMap(m, "annotations")
+		if v, ok := annos[v1alpha1.ContextAnnotation]; ok {
+			it.Previous = route.ParseContexts(v)
+			it.HasPrevious = len(it.Previous) > 0
+		}
+		if v, ok := annos[v1alpha1.DataStoreAnnotation]; ok {
+			it.DataStore, it.HasDataStore = v, true
+		}
+		if v, ok := annos[LocalConfigAnnotation]; ok && v != "false" {
+			it.LocalConfig = true
+		}
+		it.Path = firstOf(annos, string(kioutil.PathAnnotation), string(kioutil.LegacyPathAnnotation))
+		if idx := firstOf(annos, string(kioutil.IndexAnnotation), string(kioutil.LegacyIndexAnnotation)); idx != "" {
+			if n, err := strconv.Atoi(idx); err == nil {
+				it.Index, it.HasIndex = n, true
+			}
+		}
+	}
+	if it.Kind == "CustomResourceDefinition" && it.Group() == "apiextensions.k8s.io" {
+		if spec := mapping(rn, "spec"); spec != nil {
+			crd := &route.CRD{Group: scalar(spec, "group"), Scope: scalar(spec, "scope")}
+			if names := mapping(spec, "names"); names != nil {
+				crd.Kind = scalar(names, "kind")
+			}
+			it.CRD = crd
+		}
+	}
+	return it
+}
+
+func firstOf(m map[string]string, keys ...string) string {
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// field returns the value node of a mapping's key, following aliases (a
+// label map written as *anchor must route like the map it names).
+func lookup(n *yaml.Node, name string) *yaml.Node {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if deref(n.Content[i]).Value == name {
+			return deref(n.Content[i+1])
+		}
+	}
+	return nil
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for depth := 0; n != nil && n.Kind == yaml.AliasNode && depth < 16; depth++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func mapping(rn *yaml.RNode, name string) *yaml.RNode {
+	if f := lookup(rn.YNode(), name); f != nil && f.Kind == yaml.MappingNode {
+		return yaml.NewRNode(f)
+	}
+	return nil
+}
+
+// scalar returns a scalar field's value, "" when absent or not a scalar.
+func scalar(rn *yaml.RNode, name string) string {
+	if f := lookup(rn.YNode(), name); f != nil && f.Kind == yaml.ScalarNode {
+		return f.Value
+	}
+	return ""
+}
+
+// stringMap reads a mapping of scalars (labels, annotations); entries that
+// are not scalars are skipped.
+func stringMap(rn *yaml.RNode, name string) map[string]string {
+	f := lookup(rn.YNode(), name)
+	if f == nil || f.Kind != yaml.MappingNode {
+		return nil
+	}
+	out := make(map[string]string, len(f.Content)/2)
+	for i := 0; i+1 < len(f.Content); i += 2 {
+		k, v := deref(f.Content[i]).Value, deref(f.Content[i+1])
+		if _, dup := out[k]; !dup && v.Kind == yaml.ScalarNode { // first wins, as in kyaml
+			out[k] = v.Value
+		}
+	}
+	return out
+}

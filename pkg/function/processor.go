@@ -1,0 +1,61 @@
+package function
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// Processor is the KRM function. It keeps every item, in order; it changes
+// only the two annotations it owns, and only when every item could be
+// routed, so that an error leaves the package untouched.
+type Processor struct{}
+
+var _ framework.ResourceListProcessor = Processor{}
+
+// Process implements framework.ResourceListProcessor. It returns the
+// results as the error when any is an error, so the process exits non-zero
+// (kpt judges a function by its exit code alone).
+func (Processor) Process(rl *framework.ResourceList) error {
+	cfg, errs := LoadConfig(rl.FunctionConfig)
+	if len(errs) > 0 {
+		rl.Results = append(rl.Results, errs...)
+		return rl.Results
+	}
+	items := make([]Item, len(rl.Items))
+	for i, rn := range rl.Items {
+		items[i] = ItemOf(rn)
+	}
+	out := cfg.Decide(items)
+	rl.Results = append(rl.Results, out.Results...)
+	if out.HasErrors() {
+		return rl.Results
+	}
+	for i, rn := range rl.Items {
+		if err := Apply(rn, out.Contexts[i], out.DataStores[i]); err != nil {
+			rl.Results = append(rl.Results, itemResult(&items[i], framework.Error, "metadata.annotations", err.Error()))
+			return rl.Results
+		}
+	}
+	return nil
+}
+
+// Apply writes the two annotations on a routed item ("" means not routed),
+// touching the node only where a value differs, so that a second run is a
+// byte-for-byte no-op.
+func Apply(rn *yaml.RNode, contexts, datastores string) error {
+	if contexts == "" {
+		return nil
+	}
+	annos := rn.GetAnnotations()
+	for _, kv := range [][2]string{{v1alpha1.ContextAnnotation, contexts}, {v1alpha1.DataStoreAnnotation, datastores}} {
+		if v, ok := annos[kv[0]]; ok && v == kv[1] {
+			continue
+		}
+		if err := rn.PipeE(yaml.SetAnnotation(kv[0], kv[1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
