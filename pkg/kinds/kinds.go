@@ -1,0 +1,116 @@
+// Package kinds is the table of the kinds built in to kube-apiserver 1.34: for
+// each, its scope (namespaced or cluster-scoped) and the storage
+// group/resource, after cohabitation, under which --etcd-servers-overrides
+// keys it.
+//
+// The table is generated from the discovery documents that the kubernetes
+// repository checks in (api/discovery/), see gen/main.go; plurals are never
+// guessed. The extensions/v1beta1 kinds that 1.34 no longer serves are added by
+// hand in legacy.go.
+package kinds
+
+import (
+	"fmt"
+	"strings"
+)
+
+//go:generate sh gen/gen.sh
+
+// Kind describes one built-in kind served by kube-apiserver 1.34.
+type Kind struct {
+	Group, Version, Kind string // as served (e.g. "events.k8s.io", "v1", "Event")
+	Resource             string // plural resource as served ("events")
+	Namespaced           bool
+	// Stored is false for virtual kinds (reviews, bindings, componentstatuses),
+	// which are never in etcd, and for the legacy PodSecurityPolicy, which
+	// 1.34 no longer has.
+	Stored bool
+	// Storage is the storage group/resource after cohabitation (events.k8s.io
+	// Events are stored as "/events"); zero when !Stored. Whether an
+	// --etcd-servers-overrides entry for it takes effect is StoredResource's
+	// answer: CustomResourceDefinitions and APIServices are in etcd, but not
+	// under the core storage factory that honours overrides.
+	Storage GroupResource
+	// Legacy marks the hand-written extensions/v1beta1 kinds that 1.34 no
+	// longer serves; they are kept so that old manifests still resolve.
+	Legacy bool
+}
+
+// APIVersion returns the kind's apiVersion as written in manifests: "v1" for
+// the core group, "group/version" otherwise.
+func (k Kind) APIVersion() string {
+	if k.Group == "" {
+		return k.Version
+	}
+	return k.Group + "/" + k.Version
+}
+
+// String returns e.g. "apps/v1 Deployment (deployments)".
+func (k Kind) String() string {
+	return fmt.Sprintf("%s %s (%s)", k.APIVersion(), k.Kind, k.Resource)
+}
+
+type gvk struct{ group, version, kind string }
+
+type gk struct{ group, kind string }
+
+// table is servedKinds followed by legacyKinds, with Storage filled in.
+var table, byGVK, byGK = buildTable()
+
+func buildTable() ([]Kind, map[gvk]int, map[gk]int) {
+	all := make([]Kind, 0, len(servedKinds)+len(legacyKinds))
+	all = append(all, servedKinds...)
+	all = append(all, legacyKinds...)
+	byGVK := make(map[gvk]int, len(all))
+	byGK := make(map[gk]int, len(all))
+	for i := range all {
+		k := &all[i]
+		if k.Stored {
+			k.Storage = cohabit(GroupResource{Group: k.Group, Resource: k.Resource})
+		}
+		key := gvk{k.Group, k.Version, k.Kind}
+		if _, dup := byGVK[key]; dup {
+			panic(fmt.Sprintf("kinds: %s is listed twice", k))
+		}
+		byGVK[key] = i
+		// The table lists each group's kinds preferred version first.
+		if _, seen := byGK[gk{k.Group, k.Kind}]; !seen {
+			byGK[gk{k.Group, k.Kind}] = i
+		}
+	}
+	return all, byGVK, byGK
+}
+
+// Lookup finds a built-in kind by apiVersion ("v1", "apps/v1",
+// "extensions/v1beta1", ...) and kind. ok is false for anything not built in
+// (CRDs, aggregated APIs like metrics.k8s.io) and for malformed apiVersions.
+func Lookup(apiVersion, kind string) (Kind, bool) {
+	group, version, found := strings.Cut(apiVersion, "/")
+	if !found {
+		group, version = "", apiVersion
+	} else if group == "" || strings.Contains(version, "/") {
+		return Kind{}, false // "/v1", "a/b/c" are no apiVersions
+	}
+	i, ok := byGVK[gvk{group, version, kind}]
+	if !ok {
+		return Kind{}, false
+	}
+	return table[i], true
+}
+
+// LookupGroupKind ignores the version (first served version wins) — used
+// when the apiVersion is unusual but the group is built in. The core group is
+// "".
+func LookupGroupKind(group, kind string) (Kind, bool) {
+	i, ok := byGK[gk{group, kind}]
+	if !ok {
+		return Kind{}, false
+	}
+	return table[i], true
+}
+
+// All returns a copy of the table: the served kinds sorted by group, kind and
+// version (preferred first), then the legacy kinds.
+func All() []Kind {
+	return append([]Kind(nil), table...)
+}
