@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 
 	"github.com/shard-router/shard-router/pkg/function"
 )
@@ -72,15 +71,17 @@ make it exit non-zero with the items unchanged.`,
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.AddCommand(newVersionCommand(s))
+	root.AddCommand(newSplitCommand(s), newOverridesCommand(s))
+	root.AddCommand(newReportCommand(s))
 	return root
 }
 
-// runFunction is function mode. framework.Execute writes the ResourceList
-// (items unchanged on error) before returning the processor's error; a
+// runFunction is function mode. function.Run (the streaming path, or the
+// kyaml framework path it falls back to) writes the ResourceList (items
+// unchanged on error) before returning the processor's error; a
 // ResourceList that cannot be read writes nothing.
 func runFunction(s Streams) error {
-	rw := &kio.ByteReadWriter{Reader: s.In, Writer: s.Out, KeepReaderAnnotations: true}
-	err := framework.Execute(function.Processor{}, rw)
+	err := function.Run(s.In, s.Out)
 	if err == nil {
 		return nil
 	}

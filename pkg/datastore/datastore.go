@@ -150,6 +150,9 @@ func (t *Table) Ephemeral(apiVersion, kind string) bool {
 // FormatAnnotation renders the datastore annotation: one name when every
 // context agrees, else "ctx=datastore" pairs in context order.
 func FormatAnnotation(contexts, stores []string) string {
+	if len(stores) == 0 {
+		return ""
+	}
 	same := true
 	for _, s := range stores[1:] {
 		if s != stores[0] {

@@ -79,6 +79,8 @@ type Outcome struct {
 	// item that is not routed).
 	Contexts, DataStores []string
 	Results              framework.Results
+	// Capacity is what each context and datastore would hold.
+	Capacity *Capacity
 }
 
 // HasErrors reports whether any result is an error.
@@ -123,6 +125,8 @@ func (c *Config) Decide(items []Item) *Outcome {
 		c.checkDataStoreChange(out, it, names, stores, spec.AllowDataStoreChanges)
 	}
 	out.Results = append(out.Results, c.summary(items, out)...)
+	out.Results = append(out.Results, c.placements(items, out)...)
+	out.Results = append(out.Results, c.capacity(items, out)...)
 	return out
 }
 

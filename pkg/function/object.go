@@ -28,6 +28,8 @@ type Item struct {
 	Index int
 	// HasIndex is false when kpt gave no index annotation.
 	HasIndex bool
+	// Size is the object's SerializedSize, for capacity.
+	Size int64
 }
 
 // ItemOf reads the routing facts of one resource node.
@@ -35,6 +37,7 @@ func ItemOf(rn *yaml.RNode) Item {
 	var it Item
 	it.APIVersion = scalar(rn, "apiVersion")
 	it.Kind = scalar(rn, "kind")
+	it.Size = SerializedSize(rn)
 	if m := mapping(rn, "metadata"); m != nil {
 		it.Name = scalar(m, "name")
 		it.Namespace = scalar(m, "namespace")

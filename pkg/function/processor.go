@@ -33,7 +33,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		return rl.Results
 	}
 	for i, rn := range rl.Items {
-		if err := Apply(rn, out.Contexts[i], out.DataStores[i]); err != nil {
+		if err := out.ApplyItem(i, rn); err != nil {
 			rl.Results = append(rl.Results, itemResult(&items[i], framework.Error, "metadata.annotations", err.Error()))
 			return rl.Results
 		}

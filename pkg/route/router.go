@@ -30,9 +30,11 @@ const (
 	Default
 	// Failed: an error result explains why the resource could not be routed.
 	Failed
+	// Placed: a new Namespace no selector matched, placed by spec.placement.
+	Placed
 )
 
-var reasonNames = [...]string{"not routed", "selected", "follows its namespace", "broadcast", "sticky", "default context", "failed"}
+var reasonNames = [...]string{"not routed", "selected", "follows its namespace", "broadcast", "sticky", "default context", "failed", "placed"}
 
 func (r Reason) String() string { return reasonNames[r] }
 
@@ -44,6 +46,8 @@ type Decision struct {
 	// Dropped are contexts of the previous annotation that the new placement
 	// drops (a move), when moves are allowed.
 	Dropped []string
+	// Label is the spec.placement.label to stamp on a Namespace, or nil.
+	Label *Label
 }
 
 // Routed reports whether the object gets annotations.
@@ -84,11 +88,15 @@ func (p *Plan) HasErrors() bool {
 
 // Router routes objects by a validated ShardConfig.
 type Router struct {
-	names      []string
-	index      map[string]int
-	namespace  []labels.Selector // nil: absent selector, matches nothing
-	resource   []labels.Selector
-	defaultCtx int // -1 when unset
+	names     []string
+	index     map[string]int
+	namespace []labels.Selector // nil: absent selector, matches nothing
+	resource  []labels.Selector
+	// nsIndex and resIndex index namespace and resource (index.go).
+	nsIndex, resIndex *selectorIndex
+	defaultCtx        int // -1 when unset
+	// placement is nil without spec.placement.
+	placement  *placer
 	allowMoves bool
 	// config identifies the function config, which is never routed.
 	config Ref
@@ -122,6 +130,11 @@ func New(cfg *v1alpha1.ShardConfig) (*Router, error) {
 	if spec.DefaultContext != "" {
 		r.defaultCtx = r.index[spec.DefaultContext]
 	}
+	var err error
+	if r.placement, err = newPlacer(spec); err != nil {
+		return nil, err
+	}
+	r.nsIndex, r.resIndex = newSelectorIndex(r.namespace), newSelectorIndex(r.resource)
 	return r, nil
 }
 
@@ -148,17 +161,6 @@ func (r *Router) NamesOf(idx []int) []string {
 	out := make([]string, len(idx))
 	for i, c := range idx {
 		out[i] = r.names[c]
-	}
-	return out
-}
-
-func (r *Router) match(sels []labels.Selector, l map[string]string) []int {
-	var out []int
-	set := labels.Set(l)
-	for i, s := range sels {
-		if s != nil && s.Matches(set) {
-			out = append(out, i)
-		}
 	}
 	return out
 }
@@ -190,8 +192,8 @@ func (r *Router) Route(objs []Object) *Plan {
 	p := &Plan{Decisions: make([]Decision, len(objs))}
 	crdScope := map[[2]string]string{}
 	namespaces := map[string]*nsState{}
-	var nsOrder []*nsState // package order, so results are deterministic
-	seen := map[objKey]int{}
+	var nsOrder []*nsState                  // package order, so results are deterministic
+	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
 
 	// Pass 1: check identities, collect CRD scopes and Namespaces.
 	for i := range objs {
@@ -223,8 +225,8 @@ func (r *Router) Route(objs []Object) *Plan {
 	// Pass 2: Namespaces first, since their resources follow them.
 	for _, ns := range nsOrder {
 		o := &objs[ns.object]
-		ns.byNsSel = r.match(r.namespace, o.Labels)
-		matched := union(r.match(r.resource, o.Labels), ns.byNsSel)
+		ns.byNsSel = r.nsIndex.match(o.Labels)
+		matched := union(r.resIndex.match(o.Labels), ns.byNsSel)
 		d := r.decide(p, ns.object, o, matched, nil)
 		p.Decisions[ns.object] = d
 		if d.Routed() {
@@ -239,7 +241,7 @@ func (r *Router) Route(objs []Object) *Plan {
 			continue
 		}
 		if !r.namespaced(o, crdScope) {
-			matched := r.match(r.resource, o.Labels)
+			matched := r.resIndex.match(o.Labels)
 			if len(matched) == 0 {
 				matched = all(len(r.names))
 				p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Broadcast, Contexts: matched})
@@ -248,11 +250,8 @@ func (r *Router) Route(objs []Object) *Plan {
 			p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Selected, Contexts: matched})
 			continue
 		}
-		if o.Namespace == "" {
-			p.errorf(i, "metadata.namespace", "%s is namespaced but has no metadata.namespace: shard-router cannot tell which Namespace's shard it belongs to", describe(o))
-			p.Decisions[i].Reason = Failed
-			continue
-		}
+		// Without metadata.namespace there is no Namespace to follow, but
+		// rules 2 and 5 (resourceSelector, sticky, defaultContext) still apply.
 		ns := namespaces[o.Namespace]
 		if ns != nil && ns.contexts == nil {
 			// The Namespace failed; its error explains this object too.
@@ -263,7 +262,7 @@ func (r *Router) Route(objs []Object) *Plan {
 		if ns != nil {
 			byNs = ns.byNsSel
 		}
-		matched := union(r.match(r.resource, o.Labels), byNs)
+		matched := union(r.resIndex.match(o.Labels), byNs)
 		var nsContexts []int
 		if ns != nil {
 			nsContexts = ns.contexts
@@ -289,6 +288,8 @@ func (r *Router) decide(p *Plan, i int, o *Object, matched, nsContexts []int) De
 		return r.withMoves(p, i, o, Decision{Reason: Selected, Contexts: matched})
 	case nsContexts != nil:
 		return r.withMoves(p, i, o, Decision{Reason: FollowsNamespace, Contexts: nsContexts})
+	case r.placement != nil && isNamespace(o):
+		return r.place(p, i, o)
 	case o.HasPrevious:
 		var ctx []int
 		for _, name := range o.Previous {
@@ -305,13 +306,17 @@ func (r *Router) decide(p *Plan, i int, o *Object, matched, nsContexts []int) De
 	case r.defaultCtx >= 0:
 		return Decision{Reason: Default, Contexts: []int{r.defaultCtx}}
 	}
-	what := "no resourceSelector matches its labels"
-	if o.Kind != "Namespace" {
-		what += fmt.Sprintf(", its Namespace %q is not in the package", o.Namespace)
-	} else {
+	what, fieldPath := "no resourceSelector matches its labels", "metadata.labels"
+	switch {
+	case o.Kind == "Namespace":
 		what = "no selector matches its labels"
+	case o.Namespace == "":
+		what += ", it is namespaced but has no metadata.namespace (so no Namespace to follow)"
+		fieldPath = "metadata.namespace"
+	default:
+		what += fmt.Sprintf(", its Namespace %q is not in the package", o.Namespace)
 	}
-	p.errorf(i, "metadata.labels", "%s has no context: %s, it carries no %s annotation, and the config has no defaultContext",
+	p.errorf(i, fieldPath, "%s has no context: %s, it carries no %s annotation, and the config has no defaultContext",
 		describe(o), what, v1alpha1.ContextAnnotation)
 	return Decision{Reason: Failed}
 }

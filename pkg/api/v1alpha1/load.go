@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	sigsjson "sigs.k8s.io/json"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -85,7 +87,7 @@ func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 	data := node.Field("data")
 	if data == nil || data.Value.IsNilOrEmpty() {
 		return nil, field.ErrorList{field.Required(field.NewPath("data"),
-			"no contexts: each data key is a context name, each value a label selector such as 'shard=00'")}
+			"no contexts: each data key is a context name, each value a label selector such as 'shard=00'; expected "+AcceptedKinds)}
 	}
 	if data.Value.YNode().Kind != yaml.MappingNode {
 		return nil, field.ErrorList{field.TypeInvalid(field.NewPath("data"), nil, "must be a mapping of context name to label selector")}
@@ -105,7 +107,7 @@ func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 			errs = append(errs, field.Required(p, "a label selector such as 'shard=00' (an empty selector would match everything)"))
 			continue
 		}
-		sel, err := metav1.ParseToLabelSelector(value)
+		sel, err := parseSelector(value)
 		if err != nil {
 			errs = append(errs, field.Invalid(p, value, "not a label selector: "+err.Error()))
 			continue
@@ -125,15 +127,34 @@ func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 	return cfg, nil
 }
 
-// configMapPath rewrites "spec.contexts[i].<x>" to "data.<name>" for a config
+// configMapPath rewrites "spec.contexts[i].<x>" to "data[<name>]" for a config
 // that came from a ConfigMap, so errors point at what the user wrote.
 func configMapPath(p string, cfg *ShardConfig) string {
 	var i int
 	if _, err := fmt.Sscanf(p, "spec.contexts[%d]", &i); err == nil && i < len(cfg.Spec.Contexts) {
-		return "data." + cfg.Spec.Contexts[i].Name
+		return field.NewPath("data").Key(cfg.Spec.Contexts[i].Name).String()
 	}
 	if p == "spec.contexts" {
 		return "data"
 	}
 	return p
+}
+
+// parseSelector reads kubectl -l syntax. metav1.ParseToLabelSelector rejects
+// "a!=b", which kubectl accepts; it is the same as "a notin (b)".
+func parseSelector(s string) (*metav1.LabelSelector, error) {
+	reqs, err := labels.ParseToRequirements(s)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range reqs {
+		if r.Operator() == selection.NotEquals {
+			notIn, err := labels.NewRequirement(r.Key(), selection.NotIn, r.Values().List())
+			if err != nil {
+				return nil, err
+			}
+			reqs[i] = *notIn
+		}
+	}
+	return metav1.ParseToLabelSelector(labels.NewSelector().Add(reqs...).String())
 }

@@ -3,6 +3,7 @@
 package v1alpha1
 
 import (
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -47,6 +48,8 @@ type ShardConfigSpec struct {
 	// AllowDataStoreChanges turns a refused datastore change (kube-apiserver
 	// never migrates data between datastores) into a warning.
 	AllowDataStoreChanges bool `json:"allowDataStoreChanges,omitempty"`
+	// Placement places new Namespaces that no selector matches.
+	Placement *Placement `json:"placement,omitempty"`
 }
 
 // Context is one cluster, named as in the kubeconfig.
@@ -63,6 +66,13 @@ type Context struct {
 	// Inventory sets the kpt inventory (ResourceGroup) that split writes for
 	// this context; by default it is derived from the package and context.
 	Inventory *Inventory `json:"inventory,omitempty"`
+	// Weight is this context's share of new Namespaces under spec.placement
+	// (default 1); 0 takes no new Namespaces but keeps those it has.
+	Weight *int32 `json:"weight,omitempty"`
+	// Budget limits what the context holds in total, all datastores together.
+	Budget *Budget `json:"budget,omitempty"`
+	// DefaultDataStoreBudget limits what the main etcd ("default") holds.
+	DefaultDataStoreBudget *Budget `json:"defaultDataStoreBudget,omitempty"`
 }
 
 // DataStore is a logical etcd datastore of one cluster.
@@ -73,6 +83,8 @@ type DataStore struct {
 	Endpoints []string `json:"endpoints"`
 	// KamajiDataStore names the Kamaji DataStore object; default: Name.
 	KamajiDataStore string `json:"kamajiDataStore,omitempty"`
+	// Budget limits what this datastore holds.
+	Budget *Budget `json:"budget,omitempty"`
 }
 
 // DataStoreOverride sends one built-in resource to a logical datastore, in
@@ -87,6 +99,43 @@ type DataStoreOverride struct {
 	// objects are short-lived (Events expire after an hour), so losing them
 	// on a change is accepted.
 	Ephemeral bool `json:"ephemeral,omitempty"`
+}
+
+// PlacementStrategy names how new Namespaces are placed.
+type PlacementStrategy string
+
+// RendezvousPlacement is weighted rendezvous (highest random weight) hashing
+// of the Namespace name over the contexts; see package route.
+const RendezvousPlacement PlacementStrategy = "Rendezvous"
+
+// Placement chooses a context for a Namespace that no selector matches and
+// that carries no context annotation yet. The choice is written as the
+// context annotation, so it never changes afterwards.
+type Placement struct {
+	// Strategy is "Rendezvous".
+	Strategy PlacementStrategy `json:"strategy"`
+	// Label, when set, is also stamped on each placed Namespace.
+	Label *PlacementLabel `json:"label,omitempty"`
+}
+
+// PlacementLabel is the label that records a Namespace's context for other
+// tools, e.g. spotify.com/cluster-shard: "03".
+type PlacementLabel struct {
+	// Key is the label key.
+	Key string `json:"key"`
+	// Values maps every context name to its label value.
+	Values map[string]string `json:"values"`
+}
+
+// Budget caps what a context or a datastore may hold; exceeding it is a
+// warning, or an error with Enforce.
+type Budget struct {
+	// MaxObjects caps the number of objects.
+	MaxObjects *int64 `json:"maxObjects,omitempty"`
+	// MaxBytes caps the objects' serialized size (a quantity: 512Mi, 2Gi).
+	MaxBytes *resource.Quantity `json:"maxBytes,omitempty"`
+	// Enforce makes exceeding the budget an error.
+	Enforce bool `json:"enforce,omitempty"`
 }
 
 // Inventory identifies a kpt inventory ResourceGroup.

@@ -23,7 +23,7 @@ func (c *ShardConfig) Validate() field.ErrorList {
 	spec := field.NewPath("spec")
 	ctxPath := spec.Child("contexts")
 	if len(c.Spec.Contexts) == 0 {
-		errs = append(errs, field.Required(ctxPath, "at least one context is needed"))
+		errs = append(errs, field.Required(ctxPath, "at least one context is needed; expected "+AcceptedKinds))
 	}
 	seen := map[string]int{}
 	declared := map[string]bool{} // datastore names declared by any context
@@ -86,6 +86,7 @@ func (c *ShardConfig) Validate() field.ErrorList {
 			errs = append(errs, field.NotFound(spec.Child("defaultContext"), d))
 		}
 	}
+	errs = append(errs, c.validatePlacementAndBudgets()...)
 	for i, o := range c.Spec.DataStoreOverrides {
 		p := spec.Child("dataStoreOverrides").Index(i)
 		if o.Resource == "" {

@@ -1,0 +1,255 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+// execCLI runs the command line and returns its exit code, stdout and stderr.
+func execCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(Streams{In: strings.NewReader(stdin), Out: &out, Err: &errOut}, args)
+	return code, out.String(), errOut.String()
+}
+
+// copySplitPackage copies testdata/split-pkg to a temp dir, so that tests may
+// write inside it.
+func copySplitPackage(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	src := filepath.Join("testdata", "split-pkg")
+	err := filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestSplitCommand(t *testing.T) {
+	pkg := copySplitPackage(t)
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := execCLI(t, "", "split", pkg, "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if stdout != "" {
+		t.Errorf("split wrote to stdout: %q", stdout)
+	}
+	for _, want := range []string{"wrote " + filepath.Join(out, "ctx-00") + ": 2 resources", "inventory default/shop-ctx-00"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, f := range []string{"ctx-00/apps/web.yaml", "ctx-00/namespaces.yaml", "ctx-00/Kptfile", "ctx-00/resourcegroup.yaml", "ctx-01/apps/web.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestSplitContextStream(t *testing.T) {
+	pkg := copySplitPackage(t)
+	code, stdout, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-01")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(stdout), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatalf("stdout is not a YAML stream: %v\n%s", err, stdout)
+	}
+	var got []string
+	for _, n := range nodes {
+		got = append(got, n.GetKind()+"/"+n.GetName())
+	}
+	if want := "ResourceGroup/shop-ctx-01 ConfigMap/web Namespace/team-b"; strings.Join(got, " ") != want {
+		t.Errorf("stream holds %v, want %s", got, want)
+	}
+
+	// The pipe form reads a ResourceList on stdin.
+	var rl bytes.Buffer
+	in, err := os.ReadFile(filepath.Join(pkg, "namespaces.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(pkg, "shards.yaml"))
+	rl.WriteString(string(in) + "---\n" + string(cfg))
+	code, stdout2, stderr := execCLI(t, rl.String(), "split", "-", "--context", "ctx-00", "--name", "shop")
+	if code != 0 {
+		t.Fatalf("stdin: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout2, "name: shop-ctx-00") || !strings.Contains(stdout2, "name: team-a") || strings.Contains(stdout2, "team-b") {
+		t.Errorf("stdin stream:\n%s", stdout2)
+	}
+
+	code, stdout, stderr = execCLI(t, "", "split", pkg, "--context", "ctx-99")
+	if code == 0 || stdout != "" {
+		t.Errorf("unknown context: exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(stderr, `unknown context "ctx-99": the config declares "ctx-00", "ctx-01"`) {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestSplitErrors(t *testing.T) {
+	pkg := copySplitPackage(t)
+	if code, _, stderr := execCLI(t, "", "split", pkg); code == 0 || !strings.Contains(stderr, "-o OUT_DIR") {
+		t.Errorf("no -o: exit %d: %s", code, stderr)
+	}
+	// A routing error: exit 1, the error names file and resource, nothing written.
+	if err := os.WriteFile(filepath.Join(pkg, "orphan.yaml"), []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\n  namespace: nowhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := execCLI(t, "", "split", pkg, "-o", out)
+	if code != 1 || stdout != "" {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	if !strings.Contains(stderr, "orphan.yaml[0]: ") || !strings.Contains(stderr, "Secret nowhere/s has no context") || !strings.Contains(stderr, "nothing written") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Error("the output directory was created")
+	}
+	// A bad --config names its file and field.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: x\nspec:\n  contexts:\n  - name: a\n    nope: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = execCLI(t, "", "split", pkg, "-o", out, "--config", bad)
+	if code != 1 || !strings.Contains(stderr, bad) || !strings.Contains(stderr, "spec.contexts[0].nope") {
+		t.Errorf("bad config: exit %d:\n%s", code, stderr)
+	}
+}
+
+// kptBinary finds the kpt built by `make -C tools kpt`, or $KPT.
+func kptBinary(t *testing.T) string {
+	t.Helper()
+	if p := os.Getenv("KPT"); p != "" {
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Skip("no go.mod above the test directory")
+		}
+		dir = parent
+	}
+	p := filepath.Join(dir, ".tools", "bin", "kpt")
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("kpt is not built (%s missing): run `make tools-kpt`, or set KPT", p)
+	}
+	return p
+}
+
+// TestSplitWithKpt checks with the real kpt that each context directory is
+// a package kpt reads and whose inventory kpt live accepts.
+func TestSplitWithKpt(t *testing.T) {
+	kpt := kptBinary(t)
+	pkg := copySplitPackage(t)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	// No cluster: kpt live init must not need one, and must not read ours.
+	env := append(os.Environ(), "KUBECONFIG="+filepath.Join(t.TempDir(), "none"), "HOME="+t.TempDir())
+
+	// The pipe form, kpt fn source PKG | shard-router split -, writes the same files.
+	cmd := exec.Command(kpt, "fn", "source", pkg)
+	cmd.Env = env
+	rl, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kpt fn source %s: %v\n%s", pkg, err, stderrOf(err))
+	}
+	piped := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, string(rl), "split", "-", "-o", piped); code != 0 {
+		t.Fatalf("split -: %s", stderr)
+	}
+	for _, f := range []string{"ctx-00/apps/web.yaml", "ctx-00/Kptfile", "ctx-01/resourcegroup.yaml", "ctx-01/namespaces.yaml", ".shard-router-split"} {
+		if a, b := readTestFile(t, filepath.Join(out, f)), readTestFile(t, filepath.Join(piped, f)); a != b {
+			t.Errorf("%s differs between the directory and the pipe form:\n%s\n---\n%s", f, a, b)
+		}
+	}
+	for _, ctx := range []string{"ctx-00", "ctx-01"} {
+		dir := filepath.Join(out, ctx)
+		cmd := exec.Command(kpt, "fn", "source", dir)
+		cmd.Env = env
+		src, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("kpt fn source %s: %v\n%s", dir, err, stderrOf(err))
+		}
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(src)}).Read()
+		if err != nil {
+			t.Fatalf("kpt fn source %s: %v", dir, err)
+		}
+		// The Kptfile, the ResourceGroup and the two resources.
+		if len(nodes) != 4 {
+			t.Errorf("kpt fn source %s read %d resources, want 4:\n%s", dir, len(nodes), src)
+		}
+		cmd = exec.Command(kpt, "live", "init", dir)
+		cmd.Env = env
+		outBytes, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Errorf("kpt live init %s succeeded; it should find the inventory already there:\n%s", dir, outBytes)
+		} else if !strings.Contains(string(outBytes), "Inventory information has already been added to the package ResourceGroup object") {
+			t.Errorf("kpt live init %s: %v\n%s", dir, err, outBytes)
+		}
+		rg, err := os.ReadFile(filepath.Join(dir, "resourcegroup.yaml"))
+		if err != nil || !strings.Contains(string(rg), "shop-"+ctx) {
+			t.Errorf("kpt live init changed %s/resourcegroup.yaml: %v\n%s", dir, err, rg)
+		}
+	}
+}
+
+func stderrOf(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(ee.Stderr)
+	}
+	return ""
+}
+
+func writeTestFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readTestFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}

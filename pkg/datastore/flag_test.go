@@ -1,0 +1,276 @@
+package datastore
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/kinds"
+)
+
+const testConfig = `
+apiVersion: shardrouter.dev/v1alpha1
+kind: ShardConfig
+metadata:
+  name: shards
+spec:
+  contexts:
+  - name: ctx-a
+    dataStores:
+    - name: events
+      endpoints: ["https://etcd-ev-0:2379", "https://etcd-ev-1:2379"]
+      kamajiDataStore: kamaji-events
+    - name: leases
+      endpoints: ["http://etcd-leases:2379"]
+  - name: ctx-b
+    dataStores:
+    - name: leases
+      endpoints: ["https://10.0.0.7:2379"]
+  - name: ctx-c
+  dataStoreOverrides:
+  - resource: coordination.k8s.io/leases
+    dataStore: leases
+  - resource: /events
+    dataStore: events
+    ephemeral: true
+  - resource: extensions/deployments
+    dataStore: events
+`
+
+func compile(t *testing.T, text string) *Table {
+	t.Helper()
+	var cfg v1alpha1.ShardConfig
+	if err := sigsyaml.UnmarshalStrict([]byte(text), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if errs := cfg.Validate(); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	table, _, errs := Compile(&cfg.Spec)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	return table
+}
+
+func TestFormatFlag(t *testing.T) {
+	table := compile(t, testConfig)
+	want := map[string]string{
+		// Config order; extensions/deployments is written as its storage key.
+		"ctx-a": "coordination.k8s.io/leases#http://etcd-leases:2379,/events#https://etcd-ev-0:2379;https://etcd-ev-1:2379,apps/deployments#https://etcd-ev-0:2379;https://etcd-ev-1:2379",
+		// Only the datastores the context declares.
+		"ctx-b": "coordination.k8s.io/leases#https://10.0.0.7:2379",
+		"ctx-c": "",
+	}
+	for i, ctx := range table.Contexts() {
+		if got := FormatFlag(table.Entries(i)); got != want[ctx] {
+			t.Errorf("%s: got %q, want %q", ctx, got, want[ctx])
+		}
+	}
+}
+
+// TestFlagParsedByKubeAPIServer feeds each value through kube-apiserver's
+// own flag (registered by k8s.io/apiserver's EtcdOptions.AddFlags, a pflag
+// StringSlice that reads CSV) and its ParseEtcdServersOverrides, and
+// compares the result with the config.
+func TestFlagParsedByKubeAPIServer(t *testing.T) {
+	table := compile(t, testConfig)
+	for i, ctx := range table.Contexts() {
+		t.Run(ctx, func(t *testing.T) {
+			value := FormatFlag(table.Entries(i))
+			opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
+			fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
+			opts.AddFlags(fs)
+			if err := fs.Parse([]string{"--etcd-servers-overrides=" + value}); err != nil {
+				t.Fatalf("pflag: %v", err)
+			}
+			parsed, err := options.ParseEtcdServersOverrides(opts.EtcdServersOverrides)
+			if err != nil {
+				t.Fatalf("ParseEtcdServersOverrides(%q): %v", value, err)
+			}
+			var want []options.EtcdServerOverride
+			for _, e := range table.Entries(i) {
+				want = append(want, options.EtcdServerOverride{
+					GroupResource: schema.GroupResource{Group: e.Resource.Group, Resource: e.Resource.Resource},
+					Servers:       e.Servers})
+			}
+			if !reflect.DeepEqual(parsed, want) {
+				t.Errorf("kube-apiserver parsed %q as %+v, want %+v", value, parsed, want)
+			}
+			// And our own reader agrees with kube-apiserver.
+			ours, err := ParseFlag(value)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ours) != len(parsed) {
+				t.Fatalf("ParseFlag gave %d entries, kube-apiserver %d", len(ours), len(parsed))
+			}
+			for k := range ours {
+				if ours[k].Resource.Group != parsed[k].GroupResource.Group || ours[k].Resource.Resource != parsed[k].GroupResource.Resource || !reflect.DeepEqual(ours[k].Servers, parsed[k].Servers) {
+					t.Errorf("entry %d: ParseFlag %+v, kube-apiserver %+v", k, ours[k], parsed[k])
+				}
+			}
+		})
+	}
+}
+
+func TestParseFlagRejectsWhatKubeAPIServerRejects(t *testing.T) {
+	for _, value := range []string{
+		"/events",                    // no servers
+		"events#http://a:2379",       // no group separator
+		"/events#http://a:2379;",     // empty server
+		"/events#http://a:2379#x",    // two '#'
+		`/events#http://a:2379,"bad`, // broken CSV
+		"a/b/c#http://a:2379",        // two '/'
+	} {
+		_, ours := ParseFlag(value)
+		var theirs error
+		opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
+		fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
+		opts.AddFlags(fs)
+		if theirs = fs.Parse([]string{"--etcd-servers-overrides=" + value}); theirs == nil {
+			_, theirs = options.ParseEtcdServersOverrides(opts.EtcdServersOverrides)
+		}
+		if ours == nil || theirs == nil {
+			t.Errorf("%q: ParseFlag error %v, kube-apiserver error %v; both should fail", value, ours, theirs)
+		}
+	}
+}
+
+func TestParseFlagNormalisesAndLastWins(t *testing.T) {
+	got, err := ParseFlag("events.k8s.io/events#http://a:2379,/events#http://b:2379")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{{Resource: kinds.GroupResource{Resource: "events"}, Servers: []string{"http://b:2379"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestFormatJSON(t *testing.T) {
+	data, err := FormatJSON([]string{"z", "a"}, []string{"/events#http://x:2379", ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"z\": \"/events#http://x:2379\",\n  \"a\": \"\"\n}\n"; string(data) != want {
+		t.Errorf("got %q, want %q (config order, not sorted)", data, want)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(data, &m); err != nil || m["z"] != "/events#http://x:2379" {
+		t.Errorf("not valid JSON: %v %v", m, err)
+	}
+	if data, _ := FormatJSON(nil, nil); string(data) != "{}\n" {
+		t.Errorf("no contexts: %q", data)
+	}
+}
+
+func TestParsePrevious(t *testing.T) {
+	leases := kinds.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	t.Run("config", func(t *testing.T) {
+		prev, err := ParsePrevious([]byte(testConfig))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !prev.FromConfig || prev.IsBare || len(prev.ByContext) != 3 {
+			t.Fatalf("got %+v", prev)
+		}
+		b := prev.ByContext["ctx-b"]
+		if len(b) != 1 || b[0].Resource != leases || b[0].DataStore != "leases" {
+			t.Errorf("ctx-b: %+v", b)
+		}
+		if a := prev.ByContext["ctx-a"]; len(a) != 3 || !a[1].Ephemeral {
+			t.Errorf("ctx-a: %+v", a)
+		}
+	})
+	t.Run("lines", func(t *testing.T) {
+		prev, err := ParsePrevious([]byte("ctx-a\tcoordination.k8s.io/leases#http://x:2379\nctx-b\t\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prev.ByContext) != 2 || len(prev.ByContext["ctx-a"]) != 1 || prev.ByContext["ctx-b"] != nil {
+			t.Errorf("got %+v", prev.ByContext)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		prev, err := ParsePrevious([]byte(`{"ctx-a": "/events#http://x:2379", "ctx-b": ""}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(prev.ByContext) != 2 || prev.ByContext["ctx-a"][0].Resource.Resource != "events" {
+			t.Errorf("got %+v", prev.ByContext)
+		}
+	})
+	t.Run("bare", func(t *testing.T) {
+		prev, err := ParsePrevious([]byte("coordination.k8s.io/leases#http://x:2379\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !prev.IsBare || len(prev.Bare) != 1 || prev.Bare[0].Resource != leases {
+			t.Errorf("got %+v", prev)
+		}
+		empty, err := ParsePrevious([]byte("\n"))
+		if err != nil || !empty.IsBare || len(empty.Bare) != 0 {
+			t.Errorf("empty value: %+v %v", empty, err)
+		}
+	})
+	for name, text := range map[string]string{
+		"two bare lines": "/events#http://a:2379\n/pods#http://b:2379\n",
+		"bad value":      "ctx-a\t/events\n",
+		"bad config":     "apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nspec: {contexts: []}\n",
+		"duplicate ctx":  "a\t\na\t\n",
+	} {
+		if _, err := ParsePrevious([]byte(text)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestDiff(t *testing.T) {
+	leases := kinds.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}
+	events := kinds.GroupResource{Resource: "events"}
+	pods := kinds.GroupResource{Resource: "pods"}
+	before := []Entry{
+		{Resource: leases, DataStore: "l", Servers: []string{"http://a:2379", "http://b:2379"}},
+		{Resource: events, DataStore: "e", Servers: []string{"http://e:2379"}, Ephemeral: true},
+		{Resource: pods, Servers: []string{"http://p:2379"}},
+	}
+	after := []Entry{
+		// Same servers in another order, under another logical name: no change.
+		{Resource: leases, DataStore: "renamed", Servers: []string{"http://b:2379", "http://a:2379"}},
+		// Other servers.
+		{Resource: events, DataStore: "e", Servers: []string{"http://e2:2379"}},
+		// New override: moves from the main etcd.
+		{Resource: kinds.GroupResource{Group: "apps", Resource: "deployments"}, DataStore: "d", Servers: []string{"http://d:2379"}},
+	}
+	got := Diff("ctx", before, after)
+	var summary []string
+	for _, c := range got {
+		summary = append(summary, c.Resource.String()+": "+c.From.String()+" -> "+c.To.String())
+		if c.Context != "ctx" {
+			t.Errorf("context %q", c.Context)
+		}
+	}
+	want := []string{
+		`/events: datastore "e" (http://e:2379) -> datastore "e" (http://e2:2379)`,
+		`apps/deployments: the main etcd (--etcd-servers) -> datastore "d" (http://d:2379)`,
+		`/pods: http://p:2379 -> the main etcd (--etcd-servers)`,
+	}
+	if strings.Join(summary, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(summary, "\n"), strings.Join(want, "\n"))
+	}
+	if !got[0].Ephemeral || got[1].Ephemeral || got[2].Ephemeral {
+		t.Errorf("ephemeral: %v %v %v (the before side's flag counts)", got[0].Ephemeral, got[1].Ephemeral, got[2].Ephemeral)
+	}
+	if len(Diff("ctx", after, after)) != 0 {
+		t.Error("no change expected between equal lists")
+	}
+}

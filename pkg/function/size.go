@@ -1,0 +1,211 @@
+package function
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// SerializedSize is the size in bytes that capacity counts for one object:
+// the length of its compact JSON encoding, as encoding/json writes it
+// (HTML-safe escaping, no trailing newline; what kube-apiserver stores for a
+// custom resource, give or take the newline), of the object as written in
+// the package, without
+//   - kpt's local annotations (internal.config.kubernetes.io/*, and the
+//     legacy config.kubernetes.io/path, config.kubernetes.io/index and
+//     config.k8s.io/id), which never reach the cluster, and
+//   - shard-router's own shardrouter.dev/context and shardrouter.dev/datastore,
+//     so that the size is the same before and after the function runs;
+//
+// an annotations map left empty counts as absent. Scalars are typed as
+// yaml.v3 resolves them (YAML 1.2: yes/no are strings), except that
+// timestamps stay strings, as sigs.k8s.io/yaml converts them; mapping keys
+// are strings; aliases count as what they name. It is an estimate of what etcd
+// holds: built-in kinds are stored as protobuf (usually smaller), and the
+// server adds metadata (uid, resourceVersion, managedFields, kpt's
+// owning-inventory annotation) that the package does not carry.
+//
+// It walks the YAML tree without building the JSON, in linear time.
+func SerializedSize(rn *yaml.RNode) int64 {
+	if rn == nil {
+		return 0
+	}
+	return nodeSize(rn.YNode(), 0, pathTop)
+}
+
+// maxDepth bounds recursion, against pathological trees.
+const maxDepth = 1000
+
+// sizeScope tells the sizer which mapping it is in, to filter annotations.
+type sizeScope int
+
+const (
+	pathTop sizeScope = iota
+	pathMetadata
+	pathOther
+)
+
+func nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
+	n = deref(n)
+	if n == nil || depth > maxDepth {
+		return 4 // null
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return 4
+		}
+		return nodeSize(n.Content[0], depth+1, at)
+	case yaml.SequenceNode:
+		size := int64(2) // []
+		for i, c := range n.Content {
+			if i > 0 {
+				size++ // ,
+			}
+			size += nodeSize(c, depth+1, pathOther)
+		}
+		return size
+	case yaml.MappingNode:
+		size := int64(2) // {}
+		entries := 0
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := deref(n.Content[i])
+			if key == nil {
+				continue
+			}
+			var v int64
+			switch {
+			case at == pathTop && key.Value == "metadata":
+				v = nodeSize(n.Content[i+1], depth+1, pathMetadata)
+			case at == pathMetadata && key.Value == "annotations":
+				var kept int
+				if v, kept = annotationsSize(n.Content[i+1], depth+1); kept == 0 {
+					continue
+				}
+			default:
+				v = nodeSize(n.Content[i+1], depth+1, pathOther)
+			}
+			if entries > 0 {
+				size++ // ,
+			}
+			entries++
+			size += jsonStringLen(key.Value) + 1 + v // "key":value
+		}
+		return size
+	case yaml.ScalarNode:
+		return scalarSize(n)
+	}
+	return 4
+}
+
+// annotations sizes metadata.annotations without the annotations that
+// SerializedSize leaves out, and returns how many it kept.
+func annotationsSize(n *yaml.Node, depth int) (int64, int) {
+	n = deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nodeSize(n, depth, pathOther), 1
+	}
+	size, kept := int64(2), 0
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := deref(n.Content[i])
+		if key == nil || notStored(key.Value) {
+			continue
+		}
+		if kept > 0 {
+			size++
+		}
+		kept++
+		size += jsonStringLen(key.Value) + 1 + nodeSize(n.Content[i+1], depth+1, pathOther)
+	}
+	return size, kept
+}
+
+// internalAnnotationPrefix marks the annotations kpt and kyaml use between
+// functions (path, index, id, seqindent, ...).
+const internalAnnotationPrefix = "internal.config.kubernetes.io/"
+
+// notStored reports the annotations SerializedSize leaves out.
+func notStored(key string) bool {
+	switch key {
+	case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation,
+		kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation:
+		return true
+	}
+	return strings.HasPrefix(key, internalAnnotationPrefix)
+}
+
+// scalarSize is the JSON length of a scalar as yaml.v3 would decode it.
+func scalarSize(n *yaml.Node) int64 {
+	tag := n.ShortTag()
+	switch {
+	case tag == yaml.NodeTagNull:
+		return 4
+	case tag == yaml.NodeTagBool && (n.Value == "true" || n.Value == "false"),
+		tag == yaml.NodeTagInt && plainDecimal(n.Value):
+		return int64(len(n.Value)) // JSON writes it as YAML does
+	case tag == yaml.NodeTagBool || tag == yaml.NodeTagInt || tag == yaml.NodeTagFloat:
+		var v any
+		if err := n.Decode(&v); err == nil {
+			if b, err := json.Marshal(v); err == nil {
+				return int64(len(b))
+			}
+		}
+	}
+	// Strings, timestamps (kept as text, as sigs.k8s.io/yaml does), binary,
+	// custom tags, and numbers JSON cannot hold (.inf, .nan).
+	return jsonStringLen(n.Value)
+}
+
+// plainDecimal reports an integer that JSON writes as YAML does: an
+// optional "-", then "0" or digits without a leading zero, at most 18 of
+// them so that it fits an int64.
+func plainDecimal(v string) bool {
+	digits := strings.TrimPrefix(v, "-")
+	if digits == "" || len(digits) > 18 || (digits[0] == '0' && (len(digits) > 1 || v == "-0")) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonStringLen is the length of s as encoding/json quotes it: with HTML
+// escaping, \u escapes for other control characters, U+2028 and U+2029,
+// and U+FFFD (escaped) for each invalid UTF-8 byte.
+func jsonStringLen(s string) int64 {
+	size := int64(2)
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			switch {
+			case b == '"' || b == '\\' || b == '\n' || b == '\r' || b == '\t' || b == '\b' || b == '\f':
+				size += 2
+			case b < 0x20 || b == '<' || b == '>' || b == '&':
+				size += 6
+			default:
+				size++
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			size += 6
+		case r == '\u2028' || r == '\u2029':
+			size += 6
+		default:
+			size += int64(w)
+		}
+		i += w
+	}
+	return size
+}

@@ -1,0 +1,180 @@
+package function
+
+import (
+	"bytes"
+)
+
+// layout is a ResourceList split without parsing it: the byte ranges of the
+// items of its block-style `items:` sequence, and the rest of the document
+// (the skeleton), which is small and is parsed whole.
+type layout struct {
+	// items are [start, end) offsets of each item's lines, in order.
+	items [][2]int
+	// skeleton is the document with the items' lines cut out, so that
+	// `items:` is null in it.
+	skeleton []byte
+}
+
+// fallback is why the streaming path refused an input; the reference path
+// then runs on the same bytes.
+type fallback string
+
+func (f fallback) Error() string { return "streaming refused: " + string(f) }
+
+// splitResourceList finds the items of a ResourceList laid out as kpt and
+// kyaml write it:
+//
+//	apiVersion: config.kubernetes.io/v1
+//	kind: ResourceList
+//	items:
+//	- apiVersion: v1
+//	  ...
+//	functionConfig:
+//	  ...
+//
+// Every line at column 0 must be one of those top-level keys (each once), a
+// comment outside the items, or the "- " that starts an item; the items may
+// also be indented ("  - "). Anything else (flow style, comments at column 0
+// among the items or ending an item, document markers, tabs, carriage
+// returns, a `results` field, zero items, any other key) is refused with a
+// reason: only the reference path may read it.
+func splitResourceList(data []byte) (*layout, error) {
+	switch {
+	case len(data) == 0:
+		return nil, fallback("empty input")
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return nil, fallback("byte order mark")
+	case bytes.IndexByte(data, '\r') >= 0:
+		return nil, fallback("carriage return")
+	case bytes.IndexByte(data, '\t') >= 0:
+		return nil, fallback("tab")
+	}
+	var (
+		l         layout
+		seen      = map[string]bool{}
+		inItems   bool // between `items:` and the next top-level key
+		indent    = -1 // column of the items' "- ", once known
+		regionLo  int  // where the items' lines begin (after `items:`)
+		regionHi  = -1 // where they end
+		itemStart = -1
+		// lastComment: the last non-blank line of the current item is a
+		// comment.
+		lastComment bool
+	)
+	closeItem := func(end int) error {
+		if itemStart < 0 {
+			return nil
+		}
+		if lastComment {
+			return fallback("comment at the end of an item")
+		}
+		l.items = append(l.items, [2]int{itemStart, end})
+		itemStart = -1
+		return nil
+	}
+	for pos := 0; pos < len(data); {
+		eol := bytes.IndexByte(data[pos:], '\n')
+		next := len(data)
+		if eol >= 0 {
+			eol += pos
+			next = eol + 1
+		} else {
+			eol = len(data)
+		}
+		line := data[pos:eol]
+		lineStart := pos
+		pos = next
+
+		lead := 0
+		for lead < len(line) && line[lead] == ' ' {
+			lead++
+		}
+		if lead == len(line) {
+			continue // blank: belongs to whatever it is in
+		}
+		comment := line[lead] == '#'
+
+		if inItems {
+			if indent < 0 {
+				if line[lead] != '-' {
+					if lead == 0 && !comment {
+						return nil, fallback("no items")
+					}
+					return nil, fallback("unexpected line before the first item")
+				}
+				indent = lead
+			}
+			switch {
+			case lead == indent && isSeqEntry(line[lead:]):
+				if err := closeItem(lineStart); err != nil {
+					return nil, err
+				}
+				itemStart, lastComment = lineStart, false
+				continue
+			case lead > indent:
+				if itemStart < 0 {
+					return nil, fallback("unexpected line before the first item")
+				}
+				// A comment that ends an item may be attached by yaml.v3 to
+				// what follows it; only the reference parse knows.
+				lastComment = comment
+				continue
+			case lead > 0:
+				return nil, fallback("line indented less than the items")
+			}
+			// A line at column 0 ends the items (or is refused below).
+			if line[0] == '-' || comment {
+				return nil, fallback("unexpected line at column 0 among the items")
+			}
+			if err := closeItem(lineStart); err != nil {
+				return nil, err
+			}
+			inItems, regionHi = false, lineStart
+		}
+
+		if lead > 0 {
+			continue // inside a top-level value other than items
+		}
+		if comment {
+			continue // outside the items: parsed with the skeleton
+		}
+		key, rest, ok := bytes.Cut(line, []byte(":"))
+		if !ok || (len(rest) > 0 && rest[0] != ' ') {
+			return nil, fallback("unexpected line at column 0")
+		}
+		k := string(key)
+		if seen[k] {
+			return nil, fallback("top-level key given twice: " + k)
+		}
+		seen[k] = true
+		switch k {
+		case "apiVersion", "kind", "functionConfig":
+		case "items":
+			if len(bytes.TrimRight(rest, " ")) > 0 {
+				return nil, fallback("items not a block sequence")
+			}
+			inItems, regionLo = true, next
+		default:
+			return nil, fallback("top-level key " + k)
+		}
+	}
+	if inItems {
+		if err := closeItem(len(data)); err != nil {
+			return nil, err
+		}
+		regionHi = len(data)
+	}
+	if len(l.items) == 0 {
+		return nil, fallback("no items")
+	}
+	l.skeleton = make([]byte, 0, regionLo+len(data)-regionHi)
+	l.skeleton = append(append(l.skeleton, data[:regionLo]...), data[regionHi:]...)
+	return &l, nil
+}
+
+// isSeqEntry reports whether a line (from its first non-space) starts a
+// block sequence entry: "-" followed by a space. A bare "-" (the item on
+// the next lines) is refused, as is "---".
+func isSeqEntry(s []byte) bool {
+	return len(s) >= 2 && s[0] == '-' && s[1] == ' '
+}

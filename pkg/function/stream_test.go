@@ -1,0 +1,342 @@
+package function
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/shard-router/shard-router/pkg/gen"
+)
+
+const streamConfig = `functionConfig:
+  # the shards
+  apiVersion: shardrouter.dev/v1alpha1
+  kind: ShardConfig
+  metadata:
+    name: shards
+  spec:
+    contexts:
+    - name: east
+      namespaceSelector:
+        matchLabels: {shard: east}
+    - name: west # the big one
+      namespaceSelector:
+        matchLabels:
+          shard: west
+      resourceSelector:
+        matchExpressions:
+        - {key: shard, operator: In, values: [west]}
+`
+
+const streamHeader = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n"
+
+// kptAnnos are the annotations kpt gives an item read from path.
+func kptAnnos(path string) string {
+	return "    annotations:\n" +
+		"      config.kubernetes.io/index: '0'\n" +
+		"      config.kubernetes.io/path: '" + path + "'\n" +
+		"      internal.config.kubernetes.io/index: '0'\n" +
+		"      internal.config.kubernetes.io/path: '" + path + "'\n" +
+		"      internal.config.kubernetes.io/seqindent: 'compact'\n"
+}
+
+const nsEast = `- apiVersion: v1
+  kind: Namespace
+  metadata:
+    name: shop
+    labels:
+      shard: east
+`
+
+func cm(name, extra string) string {
+	return "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: " + name + "\n    namespace: shop\n" +
+		kptAnnos("shop/"+name+".yaml") + extra
+}
+
+func resourceList(items ...string) string {
+	return streamHeader + strings.Join(items, "") + streamConfig
+}
+
+// streamCases are inputs the streaming path must read (stream: true) or
+// must leave to the reference path; either way the bytes, the error and
+// the results must be the reference path's.
+var streamCases = []struct {
+	name   string
+	input  string
+	stream bool
+}{
+	{"plain", resourceList(nsEast+kptAnnos("ns.yaml"), cm("a", "  data:\n    k: v\n")), true},
+	{"no internal annotations", resourceList(nsEast, cm("a", "")[:strings.Index(cm("a", ""), "    annotations:")]), true},
+	{"legacy annotations only", resourceList(nsEast+"    annotations:\n      config.kubernetes.io/path: 'ns.yaml'\n      config.kubernetes.io/index: '0'\n",
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      config.kubernetes.io/path: 'a.yaml'\n"), true},
+	{"internal annotations only", resourceList(nsEast+"    annotations:\n      internal.config.kubernetes.io/path: 'ns.yaml'\n",
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      internal.config.kubernetes.io/path: a.yaml\n      internal.config.kubernetes.io/index: \"3\"\n"), true},
+	{"mixed annotation formats", resourceList(nsEast+"    annotations:\n      internal.config.kubernetes.io/path: 'ns.yaml'\n",
+		"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      config.kubernetes.io/path: a.yaml\n"), false},
+	{"mismatched path annotations", resourceList(nsEast, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      config.kubernetes.io/path: a.yaml\n      internal.config.kubernetes.io/path: b.yaml\n"), false},
+	{"empty internal path", resourceList(nsEast+kptAnnos("ns.yaml"), "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      config.kubernetes.io/path: a.yaml\n      config.kubernetes.io/index: '0'\n      internal.config.kubernetes.io/path: ''\n      internal.config.kubernetes.io/index: '0'\n"), true},
+	{"id annotations and a stale resource id", resourceList(nsEast+kptAnnos("ns.yaml")+"      config.k8s.io/id: '1'\n      internal.config.kubernetes.io/id: '1'\n",
+		cm("a", "")+"      internal.config.kubernetes.io/annotations-migration-resource-id: '7'\n"), true},
+	{"empty annotations and no metadata", resourceList(nsEast+"    annotations: {}\n", "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations: {}\n  data: {}\n"), true},
+	{"item without metadata", resourceList(nsEast, "- apiVersion: v1\n  kind: ConfigMap\n  data:\n    a: b\n"), true},
+	{"comments", resourceList(
+		"- # head comment of the first key\n  apiVersion: v1\n  kind: Namespace # line comment\n  metadata:\n    # about the name\n    name: shop\n    labels:\n      shard: east\n\n      # a foot comment?\n"+kptAnnos("ns.yaml"),
+		cm("a", "  data:\n    # inside data\n    k: v # trailing\n    # last in data\n  immutable: true\n")), true},
+	{"comment ending an item", resourceList(nsEast, cm("a", "  data:\n    k: v\n  # trailing at key level\n")), false},
+	{"deep comment ending an item", resourceList(nsEast, cm("a", "  data:\n    k: v\n      # deeper\n"), cm("b", "")), false},
+	{"odd comments inside an item", resourceList(nsEast, cm("a", "  data:\n   # odd\n    k: v\n     # odder\n    l: w\n # one\n  immutable: true\n"), cm("b", "")), true},
+	{"deep comment ending the last item", resourceList(nsEast, cm("a", "  data:\n    k: v\n    # deeper\n")), false},
+	{"odd comment ending an item", resourceList(nsEast, cm("a", "  data:\n    k: v\n   # odd\n"), cm("b", "")), false},
+	{"comment ending a nested sequence", resourceList(nsEast, cm("a", "  list:\n  - a\n  - b\n    # after b\n"), cm("b", "")), false},
+	{"comment at column 0", resourceList(nsEast, "# between items\n", cm("a", "")), false},
+	{"multi-line strings", resourceList(nsEast, cm("a", `  data:
+    literal: |
+      line 1
+
+      line 3
+    folded: >
+      folded
+      text
+    keep: |+
+      kept
+
+    strip: |-
+      stripped
+    indented: |2
+        two more
+    quoted: "a long
+      quoted string"
+    plain: a plain
+      continued scalar
+    single: 'it''s'
+    unicode: "caf\u00e9 ☕"
+    special: "@at"
+    empty: ""
+    null: ~
+    bools: [yes, no, true, "false"]
+`)), true},
+	{"keep chomping at the end of an item", resourceList(nsEast, cm("a", "  data:\n    keep: |+\n      kept\n\n\n"), cm("b", "")), true},
+	{"keep chomping at the end of the items", resourceList(nsEast, cm("a", "  data:\n    keep: |+\n      kept\n\n")), true},
+	{"quoted keys", resourceList(nsEast, "- \"apiVersion\": v1\n  'kind': ConfigMap\n  \"metadata\":\n    name: a\n    \"namespace\": shop\n  data:\n    \"a b\": c\n    ? complex\n    : key\n"), true},
+	{"flow style item", resourceList(nsEast, "- {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: shop}}\n"), true},
+	{"flow values", resourceList(nsEast, cm("a", "  data: {a: b, c: \"d\"}\n  list: [1, 2, {x: y}]\n")), true},
+	{"anchors in an item", resourceList(nsEast, cm("a", "  data: &d\n    k: v\n  copy: *d\n")), false},
+	{"alias across items", resourceList("- apiVersion: v1\n  kind: Namespace\n  metadata: &m\n    name: shop\n    labels: {shard: east}\n", "- apiVersion: v1\n  kind: Namespace\n  metadata: *m\n"), false},
+	{"tags", resourceList(nsEast, cm("a", "  data:\n    n: !!str 5\n    b: !!binary aGVsbG8=\n")), true},
+	{"wide sequence indent", streamHeader + "  - apiVersion: v1\n    kind: Namespace\n    metadata:\n      name: shop\n      labels:\n        shard: east\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a\n      namespace: shop\n" + streamConfig, true},
+	{"wide sequences inside", resourceList(nsEast, "- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRole\n  metadata:\n    name: r\n    labels:\n      shard: west\n  rules:\n    - apiGroups:\n        - \"\"\n      verbs: [get]\n"), true},
+	{"seqindent wide", resourceList(nsEast + "    annotations:\n      internal.config.kubernetes.io/seqindent: wide\n"), true},
+	{"blank lines and trailing spaces", resourceList(nsEast+"   \n\n", cm("a", "  data:   \n    k: v  \n\n")), true},
+	{"no final newline", strings.TrimSuffix(resourceList(nsEast), "\n"), true},
+	{"functionConfig first", streamHeader[:strings.Index(streamHeader, "items:")] + streamConfig + "items:\n" + nsEast, true},
+	{"document marker", "---\n" + resourceList(nsEast), false},
+	{"two documents", resourceList(nsEast) + "---\napiVersion: v1\nkind: ConfigMap\n", false},
+	{"tab", resourceList(nsEast, cm("a", "  data:\n    k: \"a\tb\"\n")), false},
+	{"carriage returns", strings.ReplaceAll(resourceList(nsEast), "\n", "\r\n"), false},
+	{"results in input", resourceList(nsEast) + "results:\n- message: old\n  severity: info\n", false},
+	{"no items", streamHeader + "functionConfig: {}\n", false},
+	{"empty items", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n" + streamConfig, false},
+	{"a List", "apiVersion: v1\nkind: List\nitems:\n" + nsEast, false},
+	{"items not mappings", resourceList(nsEast, "- just a string\n"), false},
+	{"nested sequence item", resourceList(nsEast, "- - a\n  - b\n"), false},
+	{"bad yaml in an item", resourceList(nsEast, cm("a", "  data:\n    k: [unclosed\n")), false},
+	{"duplicate keys", resourceList(nsEast, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    namespace: shop\n    annotations:\n      x: '1'\n      x: '2'\n      config.kubernetes.io/path: a.yaml\n      config.kubernetes.io/path: b.yaml\n"), true},
+	{"Kptfile and local config", resourceList("- apiVersion: kpt.dev/v1\n  kind: Kptfile\n  metadata:\n    name: pkg\n    annotations:\n      config.kubernetes.io/local-config: \"true\"\n", nsEast,
+		cm("local", "      config.kubernetes.io/local-config: \"true\"\n")), true},
+	{"already routed", resourceList(nsEast+"    annotations:\n      shardrouter.dev/context: east\n      shardrouter.dev/datastore: default\n", cm("a", "      shardrouter.dev/context: 'east'\n      shardrouter.dev/datastore: 'default'\n")), true},
+	{"refused move", resourceList(nsEast, cm("a", "      shardrouter.dev/context: west\n")), true},
+	{"routing error", resourceList(nsEast, "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: orphan\n    namespace: elsewhere\n"), true},
+	{"duplicate resource", resourceList(nsEast, cm("a", ""), cm("a", "")), true},
+	{"config error", streamHeader + nsEast + "functionConfig:\n  apiVersion: shardrouter.dev/v1alpha1\n  kind: ShardConfig\n  metadata:\n    name: x\n  spec:\n    contexts: []\n    bogus: 1\n", true},
+	{"no functionConfig", streamHeader + nsEast, true},
+	{"ConfigMap config", streamHeader + nsEast + "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: function-input\n  data:\n    east: shard=east\n    west: shard=west\n", true},
+	{"quoted wrapper values", "apiVersion: \"config.kubernetes.io/v1\"\nkind: 'ResourceList'\nitems:\n" + nsEast + streamConfig, true},
+	{"unknown top-level key", resourceList(nsEast) + "extra: 1\n", false},
+	{"metadata on the list", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nmetadata:\n  name: x\nitems:\n" + nsEast + streamConfig, false},
+}
+
+func TestStreamMatchesReferenceCases(t *testing.T) {
+	for _, tc := range streamCases {
+		t.Run(tc.name, func(t *testing.T) {
+			fast, ref, streamed, reason := runBoth(t, []byte(tc.input))
+			if streamed != tc.stream {
+				t.Errorf("streamed = %v (%s), want %v", streamed, reason, tc.stream)
+			}
+			requireSame(t, tc.name, fast, ref)
+		})
+	}
+}
+
+// TestStreamCasesChangeSomething guards the cases above against comparing
+// nothing: the function must actually annotate the plain case.
+func TestStreamCasesChangeSomething(t *testing.T) {
+	var out bytes.Buffer
+	if err := Run(strings.NewReader(streamCases[0].input), &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"shardrouter.dev/context: 'east'", "shardrouter.dev/datastore: 'default'", "results:", "name: shards"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestRunForcedReference: with SHARD_ROUTER_REFERENCE set, Run gives the
+// same bytes (it is the reference path).
+func TestRunForcedReference(t *testing.T) {
+	input := gen.Bytes(gen.Options{Items: 50, Contexts: 4, Seed: 9})
+	var fast, ref bytes.Buffer
+	if err := Run(bytes.NewReader(input), &fast); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(ReferenceEnv, "1")
+	if err := Run(bytes.NewReader(input), &ref); err != nil {
+		t.Fatal(err)
+	}
+	if fast.String() != ref.String() {
+		t.Errorf("forced reference path differs:\n%s", firstDiff(fast.String(), ref.String()))
+	}
+}
+
+// TestRunReadError: a failing reader is reported as the reference path
+// reports it, and nothing is written.
+func TestRunReadError(t *testing.T) {
+	input := resourceList(nsEast)
+	broken := errors.New("disk on fire")
+	var out, refOut bytes.Buffer
+	err := Run(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &out)
+	refErr := RunReference(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &refOut)
+	if err == nil || !errors.Is(err, broken) && !strings.Contains(err.Error(), broken.Error()) {
+		t.Fatalf("Run error = %v, want one naming %v", err, broken)
+	}
+	if err.Error() != refErr.Error() {
+		t.Errorf("error %q, reference path: %q", err, refErr)
+	}
+	if out.Len() != 0 {
+		t.Errorf("wrote %q on a read error", out.String())
+	}
+}
+
+// TestSplitResourceList checks the item boundaries found in raw bytes.
+func TestSplitResourceList(t *testing.T) {
+	input := streamHeader + nsEast + "\n" + cm("a", "  data:\n    x: |\n      - not an item\n") + streamConfig
+	l, err := splitResourceList([]byte(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.items) != 2 {
+		t.Fatalf("found %d items, want 2", len(l.items))
+	}
+	first := input[l.items[0][0]:l.items[0][1]]
+	if first != nsEast+"\n" {
+		t.Errorf("first item = %q", first)
+	}
+	second := input[l.items[1][0]:l.items[1][1]]
+	if !strings.HasPrefix(second, "- apiVersion: v1\n  kind: ConfigMap") || !strings.HasSuffix(second, "- not an item\n") {
+		t.Errorf("second item = %q", second)
+	}
+	if want := streamHeader + streamConfig; string(l.skeleton) != want {
+		t.Errorf("skeleton = %q, want %q", l.skeleton, want)
+	}
+}
+
+// TestStreamItemsAreTheReferenceItems: the first pass reads each item as
+// Process sees it on the reference path (after kyaml's preprocessing of the
+// whole list), including for items whose preprocessing it shortcuts.
+func TestStreamItemsAreTheReferenceItems(t *testing.T) {
+	inputs := map[string][]byte{"generated": gen.Bytes(gen.Options{Items: 300, Contexts: 5, Seed: 11, Routed: true})}
+	for _, tc := range streamCases {
+		if tc.stream {
+			inputs[tc.name] = []byte(tc.input)
+		}
+	}
+	for name, input := range inputs {
+		s, err := newStreamRun(input)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, err := s.readItems()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		r := &kio.ByteReader{Reader: bytes.NewReader(input)}
+		nodes, err := r.Read()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, err := kio.PreprocessResourcesForInternalAnnotationMigration(nodes); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(got) != len(nodes) {
+			t.Fatalf("%s: %d items, reference %d", name, len(got), len(nodes))
+		}
+		for i, n := range nodes {
+			if want := ItemOf(n); !reflect.DeepEqual(got[i], want) {
+				t.Errorf("%s: item %d:\nstream:    %+v\nreference: %+v", name, i, got[i], want)
+			}
+		}
+	}
+}
+
+// TestStreamMatchesReferenceMutated mutates the cases line by line (a
+// comment, a blank line, a line indented differently, a line repeated or
+// dropped, a block scalar opened) where byte-level fuzzing rarely reaches,
+// and requires the reference path's bytes whenever the streaming path
+// accepts the result.
+func TestStreamMatchesReferenceMutated(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(6, 6))
+	var bases []string
+	for _, tc := range streamCases {
+		if tc.stream {
+			bases = append(bases, tc.input)
+		}
+	}
+	bases = append(bases, string(gen.Bytes(gen.Options{Items: 6, Contexts: 2, Seed: 5})))
+	golden := goldenInputs(t)
+	for _, f := range slices.Sorted(maps.Keys(golden)) { // a fixed order, for a fixed seed
+		bases = append(bases, string(golden[f]))
+	}
+	inserts := []string{"# c", "#", "- # c", "? k", ": v", "- x", "k: |", "k: |+", "k: >-", "k: \"a", "b\"", "k: 'a", "- {a: b}", "k: [a,", "]", "k: *a", "k: &a x", "k: !!str x", "...", "--- # d", "%YAML 1.2"}
+	streamed := 0
+	for n := 0; n < 600; n++ {
+		lines := strings.Split(bases[rnd.IntN(len(bases))], "\n")
+		for m := 1 + rnd.IntN(3); m > 0; m-- {
+			at := rnd.IntN(len(lines))
+			indent := strings.Repeat(" ", rnd.IntN(9))
+			switch rnd.IntN(5) {
+			case 0:
+				lines = slices.Insert(lines, at, indent+inserts[rnd.IntN(len(inserts))])
+			case 1:
+				lines = slices.Insert(lines, at, indent)
+			case 2:
+				lines[at] = indent + strings.TrimLeft(lines[at], " ")
+			case 3:
+				lines = slices.Insert(lines, at, lines[at])
+			case 4:
+				lines = slices.Delete(lines, at, at+1)
+			}
+		}
+		input := strings.Join(lines, "\n")
+		fast, ref, ok, _ := runBoth(t, []byte(input))
+		if ok {
+			streamed++
+		}
+		requireSame(t, fmt.Sprintf("mutation %d:\n%s\n", n, input), fast, ref)
+		if t.Failed() {
+			return
+		}
+	}
+	if streamed < 100 {
+		t.Errorf("only %d of 600 mutated inputs took the streaming path: the test compares too little", streamed)
+	}
+}

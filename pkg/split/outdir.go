@@ -1,0 +1,314 @@
+package split
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/route"
+)
+
+const (
+	// MarkerFile marks the directories split wrote: one at the root of the
+	// output directory, listing the context directories, and one in each
+	// context directory, listing its files. Split deletes nothing else.
+	MarkerFile = ".shard-router-split"
+	// markerFormat is the first line of every marker file.
+	markerFormat = "shard-router-split v1"
+	// tmpPrefix names the staging directory inside the output directory.
+	tmpPrefix = MarkerFile + "-tmp-"
+	// rgFile is the inventory file name kpt live init writes.
+	rgFile = "resourcegroup.yaml"
+)
+
+// ErrNotSplitDir is returned for an output directory (or context
+// directory) that split did not write.
+var ErrNotSplitDir = errors.New("not written by shard-router split")
+
+// OutDir is a split output directory and what a previous split left there.
+type OutDir struct {
+	// Path is the resolved absolute path.
+	Path string
+	// given is the path as the user gave it, for messages.
+	given string
+	// marked is true when a previous split wrote the root marker.
+	marked   bool
+	previous []*prevContext
+	// stale are staging directories of an interrupted split.
+	stale []string
+}
+
+// prevContext is one context directory of the previous split.
+type prevContext struct {
+	name   string
+	exists bool
+	files  []string
+	// held maps each resource the directory holds to its datastore in this
+	// context ("" when its annotations cannot say).
+	held  map[objKey]string
+	first string // a resource it holds, for messages
+}
+
+type objKey struct{ group, kind, namespace, name string }
+
+func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespace, o.Name} }
+
+// OpenOutDir inspects an output directory. It must be absent, empty, or
+// written by a previous split; every file in the context directories that
+// split listed must be one it wrote (a regular file, never a symlink), since
+// split will delete them. It reads the resources of the previous split,
+// which count as their old placement.
+func OpenOutDir(dir string) (*OutDir, error) {
+	abs, err := resolve(dir)
+	if err != nil {
+		return nil, err
+	}
+	d := &OutDir{Path: abs, given: dir}
+	info, err := os.Stat(abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return d, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("the output directory %s is not a directory", dir)
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return d, nil
+	}
+	root := filepath.Join(abs, MarkerFile)
+	names, _, err := readMarker(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("the output directory %s is not empty and was %w (it has no %s file): give a new or empty directory", dir, ErrNotSplitDir, MarkerFile)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.marked = true
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), tmpPrefix) && e.IsDir() {
+			if _, err := os.Lstat(filepath.Join(abs, e.Name(), MarkerFile)); err == nil {
+				d.stale = append(d.stale, filepath.Join(abs, e.Name()))
+			}
+		}
+	}
+	for _, name := range names {
+		pc, err := d.readContext(name)
+		if err != nil {
+			return nil, err
+		}
+		d.previous = append(d.previous, pc)
+	}
+	return d, nil
+}
+
+// readMarker reads a marker file: its context names and file list.
+func readMarker(p string) (contexts, files []string, err error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s is not a regular file: split never writes one like it", p)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	first := true
+	for n := 1; sc.Scan(); n++ {
+		line := sc.Text()
+		if first {
+			if line != markerFormat {
+				return nil, nil, fmt.Errorf("%s: line 1: expected %q, found %q (written by another version?)", p, markerFormat, line)
+			}
+			first = false
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		verb, arg, _ := strings.Cut(line, " ")
+		switch verb {
+		case "context":
+			contexts = append(contexts, arg)
+		case "file":
+			files = append(files, arg)
+		default:
+			return nil, nil, fmt.Errorf("%s: line %d: unknown entry %q", p, n, line)
+		}
+	}
+	if first {
+		return nil, nil, fmt.Errorf("%s is empty: expected %q", p, markerFormat)
+	}
+	return contexts, files, sc.Err()
+}
+
+// readContext checks one context directory of the previous split and reads
+// what it holds.
+func (d *OutDir) readContext(name string) (*prevContext, error) {
+	pc := &prevContext{name: name, held: map[objKey]string{}}
+	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
+		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.given, MarkerFile), name)
+	}
+	dir := filepath.Join(d.Path, name)
+	info, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return pc, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	shown := filepath.Join(d.given, name)
+	if !info.IsDir() {
+		return nil, fmt.Errorf("%s is not a directory (a symlink?): split wrote a directory there and will not replace anything else", shown)
+	}
+	pc.exists = true
+	contexts, files, err := readMarker(filepath.Join(dir, MarkerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s has no %s file, so it was %w: move it away", shown, MarkerFile, ErrNotSplitDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Equal(contexts, []string{name}) {
+		return nil, fmt.Errorf("%s: its %s names context(s) %q, not %q", shown, MarkerFile, contexts, name)
+	}
+	pc.files = files
+	listed := map[string]bool{}
+	for _, f := range files {
+		if f == "" || path.IsAbs(f) || slices.Contains(strings.Split(f, "/"), "..") {
+			return nil, fmt.Errorf("%s lists %q, which is not a file inside it", filepath.Join(shown, MarkerFile), f)
+		}
+		listed[f] = true
+	}
+	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		switch {
+		case e.IsDir():
+			return nil
+		case e.Type()&fs.ModeSymlink != 0:
+			return fmt.Errorf("%s is a symlink: split never writes one, so it will neither follow nor delete it; move it away", filepath.Join(shown, rel))
+		case !e.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file: split never writes one; move it away", filepath.Join(shown, rel))
+		case rel == MarkerFile || listed[rel]:
+			return nil
+		}
+		return fmt.Errorf("%s was %w (its %s does not list it), and split regenerates %s completely: move the file away", filepath.Join(shown, rel), ErrNotSplitDir, MarkerFile, shown)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if f == kptfileName || f == rgFile || !matchesKRM(f) {
+			continue
+		}
+		if err := pc.readFile(dir, f, shown); err != nil {
+			return nil, err
+		}
+	}
+	return pc, nil
+}
+
+func matchesKRM(f string) bool {
+	for _, g := range matchAllKRM {
+		if ok, _ := path.Match(g, path.Base(f)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// readFile records the resources of one file of a previous context
+// directory, and the datastore each had in that context.
+func (pc *prevContext) readFile(dir, f, shown string) error {
+	p := filepath.Join(dir, filepath.FromSlash(f))
+	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, WrapBareSeqNode: true}).Read()
+	if err != nil {
+		return fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
+	}
+	for _, n := range nodes {
+		if n.YNode().Kind != yaml.MappingNode {
+			continue
+		}
+		it := function.ItemOf(n)
+		if it.LocalConfig || it.Name == "" || isKptInternal(&it.Object) {
+			continue
+		}
+		ds := ""
+		if it.HasDataStore && it.HasPrevious {
+			if m, err := datastore.ParseAnnotation(it.DataStore, it.Previous); err == nil {
+				ds = m[pc.name]
+			}
+		}
+		k := keyOf(&it.Object)
+		if _, dup := pc.held[k]; !dup {
+			pc.held[k] = ds
+		}
+		if pc.first == "" {
+			pc.first = describeNode(n)
+		}
+	}
+	return nil
+}
+
+// isKptInternal matches what route never routes as kpt's own: the Kptfile
+// and the inventory ResourceGroup.
+func isKptInternal(o *route.Object) bool {
+	return (o.Kind == "Kptfile" && strings.HasPrefix(o.APIVersion, "kpt.dev/")) ||
+		(o.Kind == "ResourceGroup" && o.APIVersion == "kpt.dev/v1alpha1")
+}
+
+// contexts returns the names of the previous split's context directories.
+func (d *OutDir) contexts() []string {
+	if d == nil {
+		return nil
+	}
+	out := make([]string, len(d.previous))
+	for i, pc := range d.previous {
+		out[i] = pc.name
+	}
+	return out
+}
+
+func (d *OutDir) context(name string) *prevContext {
+	if d == nil {
+		return nil
+	}
+	for _, pc := range d.previous {
+		if pc.name == name {
+			return pc
+		}
+	}
+	return nil
+}

@@ -1,0 +1,392 @@
+// Package split turns a kpt package into one ready package per kube
+// context: it routes the package with the function's own engine (package
+// function's LoadConfig, ItemOf and Decide), then writes each context's
+// resources, a Kptfile and an inventory ResourceGroup to OUT_DIR/<context>/,
+// or one context as a stream, so that `kpt live apply` needs no other step.
+package split
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/function"
+)
+
+// Options tune Route.
+type Options struct {
+	// PackageName names the per-context packages and inventories; default:
+	// Input.PackageName().
+	PackageName string
+	// Out is the output directory; its previous split counts as the old
+	// placement of resources. Nil when there is none.
+	Out *OutDir
+}
+
+// Plan is a routed package, ready to be written.
+type Plan struct {
+	// Results are the function's results plus split's own; on any error
+	// the plan must not be written.
+	Results framework.Results
+	// Packages are the context packages, in config order.
+	Packages []*Package
+	// dropped are previous context directories whose context left the config.
+	dropped []string
+}
+
+// Package is one context's package.
+type Package struct {
+	Context   string
+	Inventory v1alpha1.Inventory
+	// Resources counts the package's resources (Kptfile and inventory aside).
+	Resources int
+	// Files are the package's files, sorted by path (slash-separated).
+	Files []File
+	// nodes are the resources, cleaned, in file order, for the stream form.
+	nodes []*yaml.RNode
+	rg    []byte
+}
+
+// File is one file of a context package.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// HasErrors reports whether any result is an error.
+func (p *Plan) HasErrors() bool {
+	for _, r := range p.Results {
+		if r.Severity == framework.Error {
+			return true
+		}
+	}
+	return false
+}
+
+// Package returns the named context's package.
+func (p *Plan) Package(ctx string) (*Package, bool) {
+	for _, pkg := range p.Packages {
+		if pkg.Context == ctx {
+			return pkg, true
+		}
+	}
+	return nil, false
+}
+
+// Route routes the input with cfg exactly as function mode does, and
+// builds the context packages. A resource with no context annotation takes
+// the contexts whose previous output held it as its previous placement
+// (and their datastores as its previous datastores), so that a package that
+// was never annotated cannot silently move. The returned error is for
+// failures that are not the input's fault; the input's problems are error
+// results, and then Packages is empty.
+func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
+	plan := &Plan{}
+	spec := &cfg.Spec.Spec
+	name := opts.PackageName
+	if name == "" {
+		name = in.PackageName()
+	}
+	if name == "" {
+		plan.errorf("", "cannot name the context packages: the input has no Kptfile; give a package name with --name")
+		return plan, nil
+	}
+	items := make([]function.Item, len(in.Nodes))
+	for i, n := range in.Nodes {
+		items[i] = function.ItemOf(n)
+		adoptPrevious(&items[i], spec, opts.Out)
+	}
+	out := cfg.Decide(items)
+	plan.Results = append(plan.Results, out.Results...)
+	plan.checkDropped(spec, opts.Out)
+	invs := plan.inventories(name, spec)
+	if plan.HasErrors() {
+		return plan, nil
+	}
+
+	// One annotated copy per routed item; the input nodes stay as read.
+	names := cfg.Router.Names()
+	perCtx := make([][]*yaml.RNode, len(names))
+	for i, n := range in.Nodes {
+		d := out.Plan.Decisions[i]
+		if !d.Routed() {
+			continue
+		}
+		c := n.Copy()
+		if err := out.ApplyItem(i, c); err != nil {
+			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
+		}
+		if p, _, _ := kioutil.GetFileAnnotations(c); p == "" {
+			// A stream without paths: kpt's own default, <namespace>/<kind>_<name>.yaml.
+			if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{c}); err != nil {
+				return nil, fmt.Errorf("naming a file for %s: %w", describeNode(n), err)
+			}
+		}
+		if !plan.checkPath(c, &items[i]) {
+			continue
+		}
+		for _, ctx := range d.Contexts {
+			perCtx[ctx] = append(perCtx[ctx], c)
+		}
+	}
+	if plan.HasErrors() {
+		return plan, nil
+	}
+	for ctx, nodes := range perCtx {
+		pkg, err := plan.build(names[ctx], name, invs[ctx], nodes)
+		if err != nil {
+			return nil, err
+		}
+		if pkg != nil {
+			plan.Packages = append(plan.Packages, pkg)
+		}
+	}
+	if plan.HasErrors() {
+		plan.Packages = nil
+	}
+	return plan, nil
+}
+
+// adoptPrevious gives an item without a context annotation the placement
+// the previous split gave it: the contexts (config order, then any the
+// config no longer has) whose directories held it.
+func adoptPrevious(it *function.Item, spec *v1alpha1.ShardConfigSpec, out *OutDir) {
+	if it.HasPrevious || out == nil || it.Name == "" {
+		return
+	}
+	k := keyOf(&it.Object)
+	var held, gone []string
+	stores := map[string]string{}
+	for _, pc := range out.previous {
+		ds, ok := pc.held[k]
+		if !ok {
+			continue
+		}
+		stores[pc.name] = ds
+		if spec.ContextIndex(pc.name) >= 0 {
+			held = append(held, pc.name)
+		} else {
+			gone = append(gone, pc.name)
+		}
+	}
+	if len(held)+len(gone) == 0 {
+		return
+	}
+	sort.Slice(held, func(a, b int) bool { return spec.ContextIndex(held[a]) < spec.ContextIndex(held[b]) })
+	sort.Strings(gone)
+	it.Previous, it.HasPrevious = append(held, gone...), true
+	if it.HasDataStore {
+		return
+	}
+	ds := make([]string, len(it.Previous))
+	for i, c := range it.Previous {
+		if ds[i] = stores[c]; ds[i] == "" {
+			return // the previous output does not say; nothing to compare
+		}
+	}
+	it.DataStore, it.HasDataStore = datastore.FormatAnnotation(it.Previous, ds), true
+}
+
+// checkDropped treats a context that left the config, but whose previous
+// directory holds resources, as a move of them all.
+func (p *Plan) checkDropped(spec *v1alpha1.ShardConfigSpec, out *OutDir) {
+	if out == nil {
+		return
+	}
+	for _, pc := range out.previous {
+		if spec.ContextIndex(pc.name) >= 0 {
+			continue
+		}
+		p.dropped = append(p.dropped, pc.name)
+		if len(pc.held) == 0 {
+			continue
+		}
+		dir := path.Join(out.given, pc.name)
+		msg := fmt.Sprintf("context %q is no longer in the config, but the previous split wrote %d resource(s) for it to %s (such as %s): dropping the context moves them out of that cluster's package",
+			pc.name, len(pc.held), dir, pc.first)
+		if spec.AllowMoves {
+			p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, File: &framework.File{Path: dir},
+				Message: msg + fmt.Sprintf(" (allowMoves): %s is deleted, so `kpt live apply` no longer manages them there", dir)})
+			continue
+		}
+		p.Results = append(p.Results, &framework.Result{Severity: framework.Error, File: &framework.File{Path: dir},
+			Message: msg + fmt.Sprintf("; to remove them from that cluster run `kpt live destroy %s --context %s` first, then set spec.allowMoves: true", dir, pc.name)})
+	}
+}
+
+// inventories derives each context's inventory and refuses two contexts
+// that would share an inventory id.
+func (p *Plan) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v1alpha1.Inventory {
+	invs := make([]v1alpha1.Inventory, len(spec.Contexts))
+	byID := map[string]int{}
+	for i, c := range spec.Contexts {
+		invs[i] = InventoryFor(pkgName, c)
+		if strings.HasPrefix(c.Name, MarkerFile) {
+			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, MarkerFile)
+		}
+		if j, dup := byID[invs[i].ID]; dup {
+			p.errorf(fmt.Sprintf("spec.contexts[%d].inventory", i), "contexts %q and %q would share the inventory id %q (name %q, namespace %q): kpt live apply to one would prune the other's resources; give them distinct inventory names or ids",
+				spec.Contexts[j].Name, c.Name, invs[i].ID, invs[i].Name, invs[i].Namespace)
+			continue
+		}
+		byID[invs[i].ID] = i
+	}
+	return invs
+}
+
+// windowsAbs matches a Windows drive path such as C:\x or C:/x.
+var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
+
+// checkPath refuses a path annotation that would write outside the context
+// directory or over split's own files.
+func (p *Plan) checkPath(n *yaml.RNode, it *function.Item) bool {
+	file, _, _ := kioutil.GetFileAnnotations(n)
+	why := ""
+	switch {
+	case strings.IndexFunc(file, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
+		why = "contains control characters"
+	case strings.HasPrefix(file, "/") || strings.HasPrefix(file, `\`) || windowsAbs.MatchString(file):
+		why = "is absolute: split writes each resource at its path inside the context directory"
+	case slices.Contains(strings.Split(file, "/"), ".."):
+		why = "contains '..': split never writes outside the context directory"
+	case path.Clean(file) == ".":
+		why = "names no file"
+	case path.Clean(file) == kptfileName || path.Clean(file) == rgFile || path.Clean(file) == MarkerFile:
+		why = "is a file that split writes itself in each context directory (Kptfile, " + rgFile + ", " + MarkerFile + "): rename the resource's file"
+	}
+	if why == "" {
+		return true
+	}
+	r := &framework.Result{Severity: framework.Error,
+		Message: fmt.Sprintf("%s: its path annotation %q %s", describeNode(n), file, why),
+		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind},
+			NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}},
+		Field: &framework.Field{Path: "metadata.annotations[" + kioutil.PathAnnotation + "]"},
+		File:  &framework.File{Path: file, Index: it.Index}}
+	p.Results = append(p.Results, r)
+	return false
+}
+
+// build renders one context's package.
+func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, nodes []*yaml.RNode) (*Package, error) {
+	type placed struct {
+		file  string
+		index int
+		seq   int
+		node  *yaml.RNode
+	}
+	ps := make([]placed, len(nodes))
+	for i, n := range nodes {
+		file, idx, _ := kioutil.GetFileAnnotations(n)
+		index, err := strconv.Atoi(idx)
+		if err != nil {
+			index = -1
+		}
+		ps[i] = placed{path.Clean(file), index, i, n}
+	}
+	sort.SliceStable(ps, func(a, b int) bool {
+		if ps[a].file != ps[b].file {
+			return ps[a].file < ps[b].file
+		}
+		return ps[a].index < ps[b].index
+	})
+	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(nodes)}
+	for i := 1; i < len(ps); i++ {
+		if ps[i].file == ps[i-1].file && ps[i].index == ps[i-1].index && ps[i].index >= 0 {
+			p.errorf("", "%s and %s would both be item %d of %s in context %q", describeNode(ps[i-1].node), describeNode(ps[i].node), ps[i].index, ps[i].file, ctx)
+			return nil, nil
+		}
+	}
+	for start := 0; start < len(ps); {
+		end := start
+		var group []*yaml.RNode
+		for ; end < len(ps) && ps[end].file == ps[start].file; end++ {
+			group = append(group, ps[end].node)
+		}
+		data, cleaned, err := encode(group)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s for context %q: %w", ps[start].file, ctx, err)
+		}
+		pkg.Files = append(pkg.Files, File{Path: ps[start].file, Data: data})
+		pkg.nodes = append(pkg.nodes, cleaned...)
+		start = end
+	}
+	kf, err := kptfile(inv.Name, pkgName, ctx)
+	if err != nil {
+		return nil, err
+	}
+	rg, err := resourceGroup(inv)
+	if err != nil {
+		return nil, err
+	}
+	pkg.rg = rg
+	pkg.Files = append(pkg.Files, File{Path: kptfileName, Data: kf}, File{Path: rgFile, Data: rg})
+	sort.Slice(pkg.Files, func(a, b int) bool { return pkg.Files[a].Path < pkg.Files[b].Path })
+	for i := 1; i < len(pkg.Files); i++ {
+		if a, b := pkg.Files[i-1].Path, pkg.Files[i].Path; strings.HasPrefix(b, a+"/") {
+			p.errorf("", "context %q: %s is both a file and a directory of resources", ctx, a)
+			return nil, nil
+		}
+	}
+	return pkg, nil
+}
+
+// encode writes the nodes of one file as kpt writes a package file: in
+// index order, comments and sequence indentation kept, reader and
+// internal annotations removed. It also returns the cleaned nodes.
+func encode(nodes []*yaml.RNode) ([]byte, []*yaml.RNode, error) {
+	var clear []string
+	for _, n := range nodes {
+		for k := range n.GetAnnotations() {
+			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
+				clear = append(clear, k)
+			}
+		}
+	}
+	clear = append(clear, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
+	sort.Strings(clear)
+	var buf bytes.Buffer
+	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: clear}).Write(nodes); err != nil {
+		return nil, nil, err
+	}
+	// The stream form is written by another ByteWriter, which needs the
+	// sequence indentation annotation to keep each resource's style.
+	cleaned := make([]*yaml.RNode, len(nodes))
+	for i, n := range nodes {
+		c := n.Copy()
+		for _, k := range clear {
+			if k == kioutil.SeqIndentAnnotation {
+				continue
+			}
+			if err := c.PipeE(yaml.ClearAnnotation(k)); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := yaml.ClearEmptyAnnotations(c); err != nil {
+			return nil, nil, err
+		}
+		cleaned[i] = c
+	}
+	return buf.Bytes(), cleaned, nil
+}
+
+func (p *Plan) errorf(field, format string, args ...any) {
+	r := &framework.Result{Severity: framework.Error, Message: fmt.Sprintf(format, args...)}
+	if field != "" {
+		r.Field = &framework.Field{Path: field}
+	}
+	p.Results = append(p.Results, r)
+}
