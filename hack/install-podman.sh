@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs podman and runc from the Debian/Ubuntu archive, for the tests that
+# run KRM functions as images (KRM_FN_RUNTIME=podman kpt fn eval --image ...).
+# Idempotent: does nothing when both are installed. Run podman with
+# CONTAINERS_CONF=hack/containers.conf (see that file for why).
+set -euo pipefail
+
+packages=(podman runc)
+
+missing=()
+for p in "${packages[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+		missing+=("$p")
+	fi
+done
+if [ "${#missing[@]}" -eq 0 ]; then
+	echo "podman and runc are already installed"
+	exit 0
+fi
+
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then
+	sudo=(sudo)
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+# Refresh the package lists only when apt cannot find a candidate.
+for p in "${missing[@]}"; do
+	if ! apt-cache policy "$p" 2>/dev/null | grep -q 'Candidate: [0-9]'; then
+		"${sudo[@]}" apt-get update
+		break
+	fi
+done
+"${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
