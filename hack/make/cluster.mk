@@ -1,0 +1,7 @@
+# The real-cluster end-to-end test (test/e2e/cluster_test.go). Included by
+# the Makefile, which defines the tools-kpt and tools-cluster targets.
+
+.PHONY: e2e-cluster
+
+e2e-cluster: tools-kpt tools-cluster ## Two real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes
+	go test -tags e2e -count=1 -timeout 30m -v -run 'TestCluster' ./test/e2e/...
