@@ -46,6 +46,10 @@ type Decision struct {
 	// Dropped are contexts of the previous annotation that the new placement
 	// drops (a move), when moves are allowed.
 	Dropped []string
+	// Refused are the contexts a refused move would have given (Reason
+	// Failed), so that the objects of a Namespace whose move is refused can
+	// report their own moves.
+	Refused []int
 	// Label is the spec.placement.label to stamp on a Namespace, or nil.
 	Label *Label
 }
@@ -184,6 +188,7 @@ type nsState struct {
 	object   int   // index of the Namespace object
 	contexts []int // its decision; nil when it failed
 	byNsSel  []int // contexts whose namespaceSelector matches its labels
+	refused  []int // where a refused move would have taken it
 }
 
 // Route decides every object. Decisions are index-aligned with objs; every
@@ -232,6 +237,7 @@ func (r *Router) Route(objs []Object) *Plan {
 		if d.Routed() {
 			ns.contexts = d.Contexts
 		}
+		ns.refused = d.Refused
 	}
 
 	// Pass 3: everything else.
@@ -254,8 +260,13 @@ func (r *Router) Route(objs []Object) *Plan {
 		// rules 2 and 5 (resourceSelector, sticky, defaultContext) still apply.
 		ns := namespaces[o.Namespace]
 		if ns != nil && ns.contexts == nil {
-			// The Namespace failed; its error explains this object too.
-			p.Decisions[i].Reason = Failed
+			// The Namespace failed; its error explains this object too. When
+			// its move was refused, each of its objects that would move too
+			// is reported: every refused move is, not just the first.
+			if ns.refused != nil {
+				r.decide(p, i, o, union(r.resIndex.match(o.Labels), ns.byNsSel), ns.refused)
+			}
+			p.Decisions[i] = Decision{Reason: Failed}
 			continue
 		}
 		var byNs []int
@@ -350,7 +361,7 @@ func (r *Router) withMoves(p *Plan, i int, o *Object, d Decision) Decision {
 	}
 	p.errorf(i, field, "%s would move from %q to %q: kpt live apply --context %s would delete it there; set spec.allowMoves: true to move it on purpose",
 		describe(o), old, newNames, strings.Join(dropped, ","))
-	return Decision{Reason: Failed}
+	return Decision{Reason: Failed, Refused: d.Contexts}
 }
 
 func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
