@@ -4,6 +4,7 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -81,16 +82,43 @@ make it exit non-zero with the items unchanged.`,
 // unchanged on error) before returning the processor's error; a
 // ResourceList that cannot be read writes nothing.
 func runFunction(s Streams) error {
-	err := function.Run(s.In, s.Out)
+	sn := &sniffer{r: s.In}
+	in := io.Reader(sn)
+	if f, ok := s.In.(*os.File); ok {
+		// function.Run reads a regular file in one go, sized by Stat.
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+			in, sn.content = f, true
+		}
+	}
+	err := function.Run(in, s.Out)
 	if err == nil {
 		return nil
 	}
 	var results framework.Results
+	if errors.As(err, &results) && !sn.content {
+		// Otherwise the error would be about a missing function config.
+		return errors.New("the input is empty: expected a ResourceList (config.kubernetes.io/v1) on stdin, as kpt sends it")
+	}
 	if errors.As(err, &results) {
 		printResults(s.Err, results)
 		return errAlreadyReported{err}
 	}
 	return err
+}
+
+// sniffer notes whether the input holds anything but whitespace and
+// document separators.
+type sniffer struct {
+	r       io.Reader
+	content bool
+}
+
+func (s *sniffer) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if !s.content && len(bytes.TrimSpace(bytes.ReplaceAll(p[:n], []byte("---"), nil))) > 0 {
+		s.content = true
+	}
+	return n, err
 }
 
 // printResults writes error and warning results to stderr, one a line,

@@ -62,8 +62,13 @@ func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
 func (c *Config) fieldResults(errs field.ErrorList) framework.Results {
 	var out framework.Results
 	for _, e := range errs {
+		// e.Error() would print a nil path as "<nil>: ".
+		msg := e.ErrorBody()
+		if e.Field != "" && e.Field != "<nil>" {
+			msg = e.Field + ": " + msg
+		}
 		r := &framework.Result{Severity: framework.Error, ResourceRef: c.Ref, File: c.File,
-			Message: "function config: " + e.Error()}
+			Message: "function config: " + msg}
 		if e.Field != "" && e.Field != "<nil>" {
 			r.Field = &framework.Field{Path: e.Field}
 		}

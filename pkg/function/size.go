@@ -35,7 +35,22 @@ func SerializedSize(rn *yaml.RNode) int64 {
 	if rn == nil {
 		return 0
 	}
-	return nodeSize(rn.YNode(), 0, pathTop)
+	s := &sizer{}
+	return s.nodeSize(rn.YNode(), 0, pathTop)
+}
+
+// sizer remembers the size of each aliased node, so that an alias bomb
+// ("billion laughs": aliases of aliases) is sized in linear time rather
+// than by visiting every expansion.
+type sizer struct {
+	aliased map[aliasKey]int64
+}
+
+const maxAliasSize = 1 << 32
+
+type aliasKey struct {
+	n  *yaml.Node
+	at sizeScope
 }
 
 // maxDepth bounds recursion, against pathological trees.
@@ -50,7 +65,21 @@ const (
 	pathOther
 )
 
-func nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
+func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
+	if n != nil && n.Kind == yaml.AliasNode {
+		k := aliasKey{n.Alias, at}
+		if v, ok := s.aliased[k]; ok {
+			return v
+		}
+		if s.aliased == nil {
+			s.aliased = map[aliasKey]int64{}
+		}
+		// Capped, so that sums of aliases cannot overflow: any input has
+		// fewer than 2^31 alias nodes. It is far beyond any object etcd takes.
+		v := min(s.nodeSize(n.Alias, depth+1, at), maxAliasSize)
+		s.aliased[k] = v
+		return v
+	}
 	n = deref(n)
 	if n == nil || depth > maxDepth {
 		return 4 // null
@@ -60,14 +89,14 @@ func nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		if len(n.Content) == 0 {
 			return 4
 		}
-		return nodeSize(n.Content[0], depth+1, at)
+		return s.nodeSize(n.Content[0], depth+1, at)
 	case yaml.SequenceNode:
 		size := int64(2) // []
 		for i, c := range n.Content {
 			if i > 0 {
 				size++ // ,
 			}
-			size += nodeSize(c, depth+1, pathOther)
+			size += s.nodeSize(c, depth+1, pathOther)
 		}
 		return size
 	case yaml.MappingNode:
@@ -81,14 +110,14 @@ func nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 			var v int64
 			switch {
 			case at == pathTop && key.Value == "metadata":
-				v = nodeSize(n.Content[i+1], depth+1, pathMetadata)
+				v = s.nodeSize(n.Content[i+1], depth+1, pathMetadata)
 			case at == pathMetadata && key.Value == "annotations":
 				var kept int
-				if v, kept = annotationsSize(n.Content[i+1], depth+1); kept == 0 {
+				if v, kept = s.annotationsSize(n.Content[i+1], depth+1); kept == 0 {
 					continue
 				}
 			default:
-				v = nodeSize(n.Content[i+1], depth+1, pathOther)
+				v = s.nodeSize(n.Content[i+1], depth+1, pathOther)
 			}
 			if entries > 0 {
 				size++ // ,
@@ -105,10 +134,10 @@ func nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 
 // annotations sizes metadata.annotations without the annotations that
 // SerializedSize leaves out, and returns how many it kept.
-func annotationsSize(n *yaml.Node, depth int) (int64, int) {
+func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 	n = deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		return nodeSize(n, depth, pathOther), 1
+		return s.nodeSize(n, depth, pathOther), 1
 	}
 	size, kept := int64(2), 0
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -120,7 +149,7 @@ func annotationsSize(n *yaml.Node, depth int) (int64, int) {
 			size++
 		}
 		kept++
-		size += jsonStringLen(key.Value) + 1 + nodeSize(n.Content[i+1], depth+1, pathOther)
+		size += jsonStringLen(key.Value) + 1 + s.nodeSize(n.Content[i+1], depth+1, pathOther)
 	}
 	return size, kept
 }

@@ -82,14 +82,14 @@ func OpenOutDir(dir string) (*OutDir, error) {
 		return d, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot use %s as the output directory: %w", dir, err)
 	}
 	if !info.IsDir() {
 		return nil, fmt.Errorf("the output directory %s is not a directory", dir)
 	}
 	entries, err := os.ReadDir(abs)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("cannot read the output directory %s: %w", dir, err)
 	}
 	if len(entries) == 0 {
 		return d, nil

@@ -141,20 +141,44 @@ func configMapPath(p string, cfg *ShardConfig) string {
 }
 
 // parseSelector reads kubectl -l syntax. metav1.ParseToLabelSelector rejects
-// "a!=b", which kubectl accepts; it is the same as "a notin (b)".
+// "a!=b", which kubectl accepts; it is the same as "a notin (b)". It also
+// folds equalities into matchLabels, where "a=,a=b" (which matches nothing)
+// would silently become "a=b": a key given twice keeps every requirement.
 func parseSelector(s string) (*metav1.LabelSelector, error) {
 	reqs, err := labels.ParseToRequirements(s)
 	if err != nil {
 		return nil, err
 	}
-	for i, r := range reqs {
-		if r.Operator() == selection.NotEquals {
-			notIn, err := labels.NewRequirement(r.Key(), selection.NotIn, r.Values().List())
-			if err != nil {
-				return nil, err
+	sel := &metav1.LabelSelector{}
+	for _, r := range reqs {
+		var op metav1.LabelSelectorOperator
+		switch r.Operator() {
+		case selection.Equals, selection.DoubleEquals:
+			v := r.Values().List()[0]
+			if _, dup := sel.MatchLabels[r.Key()]; !dup {
+				if sel.MatchLabels == nil {
+					sel.MatchLabels = map[string]string{}
+				}
+				sel.MatchLabels[r.Key()] = v
+				continue
 			}
-			reqs[i] = *notIn
+			op = metav1.LabelSelectorOpIn
+		case selection.In:
+			op = metav1.LabelSelectorOpIn
+		case selection.NotEquals, selection.NotIn:
+			op = metav1.LabelSelectorOpNotIn
+		case selection.Exists:
+			op = metav1.LabelSelectorOpExists
+		case selection.DoesNotExist:
+			op = metav1.LabelSelectorOpDoesNotExist
+		default:
+			return nil, fmt.Errorf("%q is not a valid label selector operator", r.Operator())
 		}
+		req := metav1.LabelSelectorRequirement{Key: r.Key(), Operator: op}
+		if r.Values().Len() > 0 {
+			req.Values = r.Values().List()
+		}
+		sel.MatchExpressions = append(sel.MatchExpressions, req)
 	}
-	return metav1.ParseToLabelSelector(labels.NewSelector().Add(reqs...).String())
+	return sel, nil
 }
