@@ -43,4 +43,4 @@ verify: vet test ## Everything CI checks before e2e
 clean: ## Remove build outputs
 	rm -rf $(BIN)
 
-include hack/make/*.mk hack/bench/bench.mk
+include $(wildcard hack/make/*.mk hack/bench/bench.mk)
