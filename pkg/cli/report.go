@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,12 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/route"
-	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // reportFlags are the flags of `shard-router report`.
@@ -71,24 +68,13 @@ func runReport(s Streams, f *reportFlags, src string) error {
 	if f.output != "table" && f.output != "json" {
 		return fmt.Errorf("unknown output format %q: use -o table or -o json", f.output)
 	}
-	var in *split.Input
-	var err error
-	if src == "-" {
-		in, err = split.ReadStream(s.In)
-	} else {
-		in, err = split.ReadPackage(src)
-	}
+	in, err := readInput(s, src, nil)
 	if err != nil {
 		return err
 	}
-	cfgNode, err := reportConfig(in, f.config)
+	cfg, err := loadConfig(s, in, f.config)
 	if err != nil {
 		return err
-	}
-	cfg, results := function.LoadConfig(cfgNode)
-	if len(results) > 0 {
-		printResults(s.Err, results)
-		return errAlreadyReported{errors.New("invalid config")}
 	}
 	items := make([]function.Item, len(in.Nodes))
 	for i, n := range in.Nodes {
@@ -109,14 +95,6 @@ func runReport(s Streams, f *reportFlags, src string) error {
 		return errAlreadyReported{fmt.Errorf("report: %d error(s)", n)}
 	}
 	return nil
-}
-
-// reportConfig returns --config FILE, else the input's config.
-func reportConfig(in *split.Input, file string) (*yaml.RNode, error) {
-	if file != "" {
-		return split.ReadConfigFile(file)
-	}
-	return in.Config()
 }
 
 // Report is the JSON form of `shard-router report`. Field names are stable.

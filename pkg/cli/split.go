@@ -93,14 +93,9 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	cfgNode, err := configNode(in, f.config)
+	cfg, err := loadConfig(s, in, f.config)
 	if err != nil {
 		return err
-	}
-	cfg, results := function.LoadConfig(cfgNode)
-	if len(results) > 0 {
-		printResults(s.Err, results)
-		return errAlreadyReported{errors.New("invalid config")}
 	}
 	if f.context != "" && cfg.Spec.Spec.ContextIndex(f.context) < 0 {
 		return unknownContext(f.context, cfg.Spec.Spec.ContextNames())
@@ -146,6 +141,21 @@ func configNode(in *split.Input, file string) (*yaml.RNode, error) {
 		return split.ReadConfigFile(file)
 	}
 	return in.Config()
+}
+
+// loadConfig loads --config FILE, else the input's config; its errors are
+// printed to stderr as the function prints them.
+func loadConfig(s Streams, in *split.Input, file string) (*function.Config, error) {
+	node, err := configNode(in, file)
+	if err != nil {
+		return nil, err
+	}
+	cfg, results := function.LoadConfig(node)
+	if len(results) > 0 {
+		printResults(s.Err, results)
+		return nil, errAlreadyReported{errors.New("invalid config")}
+	}
+	return cfg, nil
 }
 
 func unknownContext(name string, known []string) error {
