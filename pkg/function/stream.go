@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -33,19 +35,56 @@ const ReferenceEnv = "SHARD_ROUTER_REFERENCE"
 // the package. Any input it is not sure about goes to RunReference, on the
 // same bytes.
 func Run(in io.Reader, out io.Writer) error {
+	if f, ok := in.(*os.File); ok {
+		if data, unmap := mapInput(f); data != nil {
+			release := sync.OnceFunc(unmap)
+			defer release()
+			return run(data, out, release)
+		}
+	}
 	data, err := readAll(in)
 	if err != nil {
 		// Replay what was read and the error, so the reference path reports
 		// it in its own words.
 		return RunReference(io.MultiReader(bytes.NewReader(data), errReader{err}), out)
 	}
+	return run(data, out, nil)
+}
+
+// run is Run on the whole input. release, when not nil, unmaps a mapped
+// input: the streaming path calls it once it no longer needs the input.
+func run(data []byte, out io.Writer, release func()) error {
 	if os.Getenv(ReferenceEnv) == "" {
+		inHeap := len(data)
+		if release != nil {
+			inHeap = 0
+		}
+		restore := limitMemory(len(data), inHeap)
 		// prepareStream writes nothing; its only errors are refusals.
-		if s, err := prepareStream(data); err == nil {
+		s, err := prepareStream(data, release)
+		if err == nil {
+			defer restore()
 			return s.write(out)
 		}
+		restore() // the reference path holds the whole list: no limit
 	}
 	return RunReference(bytes.NewReader(data), out)
+}
+
+// limitMemory sets a soft memory limit for the streaming path, unless one
+// is set already (GOMEMLIMIT), and returns what restores the previous one.
+// At the end of the first pass the heap holds the input (inHeap bytes of
+// it: none when it is mapped), the packed items (about the input's size)
+// and the items' routing facts (more than half of it); without a limit the
+// collector lets the heap grow to twice that before collecting. With it, it
+// collects more often near the end of the first pass instead.
+func limitMemory(input, inHeap int) func() {
+	prev := debug.SetMemoryLimit(-1)
+	if prev != math.MaxInt64 {
+		return func() {}
+	}
+	debug.SetMemoryLimit(int64(inHeap) + 3*int64(input) + 64<<20)
+	return func() { debug.SetMemoryLimit(prev) }
 }
 
 // RunReference is function mode on the plain kyaml framework path: the
@@ -66,18 +105,9 @@ func RunReference(in io.Reader, out io.Writer) error {
 	return err
 }
 
-// readAll reads the whole input. A file's size is known, so it is read into
-// one buffer of that size; a pipe is read in blocks copied once at the end,
-// rather than into a buffer grown (and copied) again and again.
+// readAll reads the whole input in blocks copied once at the end, rather
+// than into a buffer grown (and copied) again and again.
 func readAll(in io.Reader) ([]byte, error) {
-	if f, ok := in.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
-			var b bytes.Buffer
-			b.Grow(int(st.Size()) + bytes.MinRead)
-			_, err := b.ReadFrom(f)
-			return b.Bytes(), err
-		}
-	}
 	const block = 4 << 20
 	var blocks [][]byte
 	total := 0
@@ -128,6 +158,11 @@ type streamRun struct {
 	// canonical[i]: kyaml's annotation bookkeeping does nothing to item i
 	// but add and remove its resource id (see canonical).
 	canonical []bool
+	// packed[i] is item i as the first pass parsed it (stream_pack.go);
+	// the second pass rebuilds it from there and drops it.
+	packed [][]byte
+	// release, when not nil, unmaps data.
+	release func()
 
 	results framework.Results
 	// retErr is what Process returned.
@@ -142,11 +177,12 @@ type streamRun struct {
 // internal-annotation preprocessing) and routes them. It returns a fallback
 // error, and writes nothing, whenever the input is not one it can stream
 // exactly; then the reference path takes over.
-func prepareStream(data []byte) (*streamRun, error) {
+func prepareStream(data []byte, release func()) (*streamRun, error) {
 	s, err := newStreamRun(data)
 	if err != nil {
 		return nil, err
 	}
+	s.release = release
 	items, err := s.readItems()
 	if err != nil {
 		return nil, err
@@ -186,11 +222,20 @@ func (s *streamRun) readItems() ([]Item, error) {
 	items := make([]Item, n)
 	formats := make([]annoFormat, n)
 	s.canonical = make([]bool, n)
+	s.packed = make([][]byte, n)
+	var scratch sync.Pool
 	err := parallel(n, func(i int) error {
 		rn, err := s.readItem(i)
 		if err != nil {
 			return err
 		}
+		buf, _ := scratch.Get().(*[]byte)
+		if buf == nil {
+			buf = new([]byte)
+		}
+		*buf = packItem((*buf)[:0], rn.YNode())
+		s.packed[i] = bytes.Clone(*buf)
+		scratch.Put(buf)
 		if canonical(rn.YNode()) {
 			// kyaml's preprocessing only adds its resource id: do just that.
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.InternalAnnotationsMigrationResourceIDAnnotation, "0")); err != nil {
@@ -215,6 +260,12 @@ func (s *streamRun) readItems() ([]Item, error) {
 		return nil, err
 	}
 	s.bothFormats = len(s.format) == 2
+	// The packed items replace the input: from here on the streaming path
+	// cannot refuse the input any more.
+	s.data = nil
+	if s.release != nil {
+		s.release()
+	}
 	return items, nil
 }
 
@@ -351,7 +402,7 @@ func (s *streamRun) write(out io.Writer) error {
 // resultsBatch results are marshalled at a time: yaml.v3's emitter keeps
 // every event of a document, so one document of thousands of results (a
 // summary per context) would hold them all.
-const resultsBatch = 256
+const resultsBatch = 64
 
 // writeResults writes the entries of the results sequence as the reference
 // does (it marshals the results, parses that, and encodes the node within
@@ -443,10 +494,12 @@ func (s *streamRun) writeItems(out io.Writer) error {
 // and ApplyItem only touches labels and annotations kyaml does not
 // reconcile, so an error here is a bug, not an input to refuse.
 func (s *streamRun) renderItem(i int, buf *bytes.Buffer) error {
-	rn, err := s.readItem(i)
+	node, err := unpackItem(s.packed[i])
 	if err != nil {
 		return err
 	}
+	s.packed[i] = nil
+	rn := yaml.NewRNode(node)
 	if s.canonical[i] && s.bothFormats {
 		// Preprocessing and reconciliation would only add and remove the
 		// resource id; every check they make holds.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"testing"
 
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -30,4 +32,38 @@ func BenchmarkRun(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkItemDecode compares parsing an item with rebuilding it from its
+// packed form, which is what the second pass does instead.
+func BenchmarkItemDecode(b *testing.B) {
+	input := gen.Bytes(gen.Options{Items: 1000, Contexts: 8, Seed: 1})
+	l, err := splitResourceList(input)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r := l.items[i%len(l.items)]
+			var doc yaml.Node
+			if err := yaml.Unmarshal(input[r[0]:r[1]], &doc); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	packed := make([][]byte, len(l.items))
+	for i, r := range l.items {
+		var doc yaml.Node
+		_ = yaml.Unmarshal(input[r[0]:r[1]], &doc)
+		packed[i] = packItem(nil, doc.Content[0].Content[0])
+	}
+	b.Run("unpack", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if _, err := unpackItem(packed[i%len(packed)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

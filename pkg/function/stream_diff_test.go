@@ -42,7 +42,7 @@ func runBoth(t testing.TB, input []byte) (fast, ref outcome, streamed bool, reas
 	t.Helper()
 	var refOut bytes.Buffer
 	ref = observe(&refOut, RunReference(bytes.NewReader(input), &refOut))
-	s, err := prepareStream(input)
+	s, err := prepareStream(input, nil)
 	if err != nil {
 		var fb fallback
 		if !errors.As(err, &fb) {
@@ -98,7 +98,7 @@ func TestStreamMatchesReferenceGenerated(t *testing.T) {
 		{Items: 300, Contexts: 3, Seed: 3},
 		{Items: 300, Contexts: 3, Seed: 3, Routed: true},
 		{Items: 400, Contexts: 64, Seed: 4},
-		{Items: 300, Contexts: 100, Seed: 5, Routed: true}, // over resultsBatch results
+		{Items: 300, Contexts: 100, Seed: 5, Routed: true}, // several batches of results
 	} {
 		name := fmt.Sprintf("items=%d,contexts=%d,seed=%d,routed=%v", o.Items, o.Contexts, o.Seed, o.Routed)
 		fast, ref, streamed, reason := runBoth(t, gen.Bytes(o))

@@ -7,6 +7,8 @@ import (
 	"io"
 	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -338,5 +340,63 @@ func TestStreamMatchesReferenceMutated(t *testing.T) {
 	}
 	if streamed < 100 {
 		t.Errorf("only %d of 600 mutated inputs took the streaming path: the test compares too little", streamed)
+	}
+}
+
+// TestRunInputKinds: a file (mapped), a pipe (read in blocks, here several)
+// and any other reader give the same output.
+func TestRunInputKinds(t *testing.T) {
+	input := gen.Bytes(gen.Options{Items: 3500, Contexts: 8, Seed: 12}) // over one 4 MB block
+	var want bytes.Buffer
+	if err := Run(bytes.NewReader(input), &want); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "rl.yaml")
+	if err := os.WriteFile(path, input, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var fromFile bytes.Buffer
+	if err := Run(f, &fromFile); err != nil {
+		t.Fatal(err)
+	}
+	if fromFile.String() != want.String() {
+		t.Errorf("from a file:\n%s", firstDiff(fromFile.String(), want.String()))
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_, _ = w.Write(input)
+		w.Close()
+	}()
+	var fromPipe bytes.Buffer
+	if err := Run(r, &fromPipe); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if fromPipe.String() != want.String() {
+		t.Errorf("from a pipe:\n%s", firstDiff(fromPipe.String(), want.String()))
+	}
+	// A mapped input the streaming path refuses goes to the reference path.
+	refused := resourceList(nsEast, cm("a", "  data:\n    k: \"a\tb\"\n"))
+	if err := os.WriteFile(path, []byte(refused), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f2, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f2.Close()
+	var got, ref bytes.Buffer
+	err = Run(f2, &got)
+	refErr := RunReference(strings.NewReader(refused), &ref)
+	if got.String() != ref.String() || fmt.Sprint(err) != fmt.Sprint(refErr) {
+		t.Errorf("refused file input: %v / %v\n%s", err, refErr, firstDiff(got.String(), ref.String()))
 	}
 }

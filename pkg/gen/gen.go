@@ -144,6 +144,7 @@ func (g *generator) meta(kind, name, namespace string, shard int, routedTo strin
 		path = "namespaces/" + namespace + "/" + path
 	}
 	g.printf("    annotations:\n")
+	g.printf("      config.kubernetes.io/origin: |\n        path: base/%s\n        repo: shop-platform\n", path)
 	for _, a := range extra {
 		g.printf("      %s\n", a)
 	}
@@ -224,8 +225,34 @@ func (g *generator) deployment(i, ns int, name string) {
               path: /healthz
               port: http
             periodSeconds: 10
+          securityContext:
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop: ["ALL"]
+          volumeMounts:
+          - name: config
+            mountPath: /etc/app
+            readOnly: true
+          - name: tmp
+            mountPath: /tmp
+        securityContext:
+          runAsNonRoot: true
+          seccompProfile:
+            type: RuntimeDefault
+        volumes:
+        - name: config
+          configMap:
+            name: %s-config
+        - name: tmp
+          emptyDir: {}
+        tolerations:
+        - key: dedicated
+          operator: Equal
+          value: shop
+          effect: NoSchedule
 `, 1+g.rnd.IntN(5), name, name, g.pick(components), name, g.pick(components), g.rnd.IntN(20), g.rnd.IntN(10),
-		50*(1+g.rnd.IntN(8)), 64*(1+g.rnd.IntN(8)), 128*(1+g.rnd.IntN(8)))
+		50*(1+g.rnd.IntN(8)), 64*(1+g.rnd.IntN(8)), 128*(1+g.rnd.IntN(8)), name)
 }
 
 func (g *generator) service(i, ns int, name string) {
@@ -246,6 +273,10 @@ func (g *generator) service(i, ns int, name string) {
       targetPort: 9090
       protocol: TCP
     sessionAffinity: None
+    internalTrafficPolicy: Cluster
+    ipFamilyPolicy: SingleStack
+    ipFamilies:
+    - IPv4
 `, name)
 }
 
@@ -261,9 +292,18 @@ func (g *generator) configMap(i, ns int, name string) {
       cache.size=%d
       # properties keep their own comments
       upstream.url=http://%s.%s.svc:80
+      retry.max=%d
+      retry.backoff=250ms
     motd: >-
       Welcome to %s, served from %s.
-`, 128*(1+g.rnd.IntN(16)), name, nsName(ns), name, shardName(shard))
+    logging.yaml: |
+      level: info
+      format: json
+      sinks:
+      - stdout
+    TIMEOUT_SECONDS: "%d"
+    REGION: eu-west-%d
+`, 128*(1+g.rnd.IntN(16)), name, nsName(ns), 1+g.rnd.IntN(9), name, shardName(shard), 5*(1+g.rnd.IntN(12)), 1+g.rnd.IntN(3))
 }
 
 func (g *generator) event(i, ns int, name string) {
@@ -283,7 +323,9 @@ func (g *generator) event(i, ns int, name string) {
   lastTimestamp: "2026-01-0%dT11:00:00Z"
   source:
     component: deployment-controller
-`, name, nsName(ns), name, 1+g.rnd.IntN(5), 1+g.rnd.IntN(40), 1+g.rnd.IntN(4), 5+g.rnd.IntN(4))
+  reportingComponent: deployment-controller
+  reportingInstance: kube-controller-manager-%s
+`, name, nsName(ns), name, 1+g.rnd.IntN(5), 1+g.rnd.IntN(40), 1+g.rnd.IntN(4), 5+g.rnd.IntN(4), shardName(shard))
 }
 
 func (g *generator) lease(i, ns int, name string) {
@@ -296,6 +338,7 @@ func (g *generator) lease(i, ns int, name string) {
     acquireTime: "2026-01-01T10:00:00.000000Z"
     renewTime: "2026-01-01T10:05:00.000000Z"
     leaseTransitions: %d
+    strategy: OldestEmulationVersion
 `, name, g.rnd.IntN(10000), g.rnd.IntN(5))
 }
 

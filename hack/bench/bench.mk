@@ -1,0 +1,18 @@
+# Benchmarks (issue 6). The Makefile includes this file. Benchmarks are not
+# tests: nothing here asserts a time; `make bench` prints numbers.
+#   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
+
+.PHONY: bench bench-go bench-process
+
+bench: bench-go bench-process ## Go benchmarks, then the whole-process comparison with the kyaml no-op
+
+bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path
+	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
+	go test -run '^$$' -bench 'BenchmarkItemDecode' -benchtime 2000x ./pkg/function/
+	go test -run '^$$' -bench 'BenchmarkRun' -benchtime 3x ./pkg/function/
+
+bench-process: $(TOOLS_BIN)/kyaml-noop ## Whole-process wall time and peak RSS vs the kyaml no-op
+	KYAML_NOOP=$(TOOLS_BIN)/kyaml-noop hack/bench/run.sh
+
+$(TOOLS_BIN)/kyaml-noop:
+	$(MAKE) -C tools kyaml-noop BIN=$(TOOLS_BIN)

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package function
+
+import "os"
+
+// mapInput maps the input only on Linux; elsewhere it is read.
+func mapInput(*os.File) ([]byte, func()) { return nil, nil }
