@@ -36,6 +36,7 @@ fmt: ## Format the code
 
 vet: ## go vet and a gofmt check
 	go vet ./...
+	go vet -tags e2e ./test/...
 	@out=$$(gofmt -l cmd pkg test 2>/dev/null); if [ -n "$$out" ]; then echo "not gofmt'd:"; echo "$$out"; exit 1; fi
 
 verify: vet test ## Everything CI checks before e2e
