@@ -129,9 +129,12 @@ func (c *Config) Decide(items []Item) *Outcome {
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
 		c.checkDataStoreChange(out, it, names, stores, spec.AllowDataStoreChanges)
 	}
-	out.Results = append(out.Results, c.summary(items, out)...)
+	// capacity assigns every routed item's datastores once; the summary is
+	// read from it.
+	capacity := c.capacity(items, out)
+	out.Results = append(out.Results, summary(out.Capacity)...)
 	out.Results = append(out.Results, c.placements(items, out)...)
-	out.Results = append(out.Results, c.capacity(items, out)...)
+	out.Results = append(out.Results, capacity...)
 	return out
 }
 
@@ -166,40 +169,28 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 	}
 }
 
-// summary reports, per context, how many resources it receives per datastore.
-func (c *Config) summary(items []Item, out *Outcome) framework.Results {
-	names := c.Router.Names()
-	counts := make([]map[string]int, len(names))
-	totals := make([]int, len(names))
-	for i := range counts {
-		counts[i] = map[string]int{}
-	}
-	for i, d := range out.Plan.Decisions {
-		if !d.Routed() {
-			continue
-		}
-		for _, ctx := range d.Contexts {
-			totals[ctx]++
-			counts[ctx][c.DataStore.Assign(ctx, items[i].APIVersion, items[i].Kind)]++
-		}
-	}
+// summary reports, per context, how many resources it receives per
+// datastore (the datastores that receive any, by name).
+func summary(capa *Capacity) framework.Results {
 	var res framework.Results
-	for i, name := range names {
-		stores := make([]string, 0, len(counts[i]))
-		for ds := range counts[i] {
-			stores = append(stores, ds)
+	for _, cc := range capa.Contexts {
+		var stores []DataStoreCapacity
+		for _, ds := range cc.DataStores {
+			if ds.Objects > 0 {
+				stores = append(stores, ds)
+			}
 		}
-		sort.Strings(stores)
+		sort.Slice(stores, func(a, b int) bool { return stores[a].Name < stores[b].Name })
 		parts := make([]string, len(stores))
 		for k, ds := range stores {
-			parts[k] = fmt.Sprintf("%s: %d", ds, counts[i][ds])
+			parts[k] = fmt.Sprintf("%s: %d", ds.Name, ds.Objects)
 		}
-		msg := fmt.Sprintf("context %q: %d resources", name, totals[i])
+		msg := fmt.Sprintf("context %q: %d resources", cc.Name, cc.Objects)
 		if len(parts) > 0 {
 			msg += " (" + strings.Join(parts, ", ") + ")"
 		}
 		res = append(res, &framework.Result{Severity: framework.Info, Message: msg,
-			Tags: map[string]string{"context": name}})
+			Tags: map[string]string{"context": cc.Name}})
 	}
 	return res
 }
