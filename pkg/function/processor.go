@@ -18,18 +18,13 @@ var _ framework.ResourceListProcessor = Processor{}
 // results as the error when any is an error, so the process exits non-zero
 // (kpt judges a function by its exit code alone).
 func (Processor) Process(rl *framework.ResourceList) error {
-	cfg, errs := LoadConfig(rl.FunctionConfig)
-	if len(errs) > 0 {
-		rl.Results = append(rl.Results, errs...)
-		return rl.Results
-	}
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
 		items[i] = ItemOf(rn)
 	}
-	out := cfg.Decide(items)
-	rl.Results = append(rl.Results, out.Results...)
-	if out.HasErrors() {
+	out, results := Route(rl.FunctionConfig, items)
+	rl.Results = append(rl.Results, results...)
+	if out == nil {
 		return rl.Results
 	}
 	for i, rn := range rl.Items {
@@ -39,6 +34,21 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 	}
 	return nil
+}
+
+// Route loads the function config and decides the items, as both the
+// reference and the streaming path do. It returns the outcome only when
+// the items may be annotated (no error result), and the results always.
+func Route(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
+	cfg, errs := LoadConfig(config)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	out := cfg.Decide(items)
+	if out.HasErrors() {
+		return nil, out.Results
+	}
+	return out, out.Results
 }
 
 // Apply writes the two annotations on a routed item ("" means not routed),

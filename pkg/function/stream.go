@@ -271,19 +271,10 @@ func (s *streamRun) readItems() ([]Item, error) {
 
 // process is Processor.Process on items already read.
 func (s *streamRun) process(items []Item) {
-	cfg, errs := LoadConfig(s.functionConfig)
-	if len(errs) > 0 {
-		s.results = errs
+	s.outcome, s.results = Route(s.functionConfig, items)
+	if s.outcome == nil {
 		s.retErr = s.results
-		return
 	}
-	out := cfg.Decide(items)
-	s.results = out.Results
-	if out.HasErrors() {
-		s.retErr = s.results
-		return
-	}
-	s.outcome = out
 }
 
 // readItem decodes item i alone. Its lines are a one-entry block sequence,
