@@ -10,7 +10,12 @@
 #   shard-router          function mode (the streaming path)
 #   shard-router-ref      function mode forced onto the kyaml framework path
 #                         (SHARD_ROUTER_REFERENCE=1)
-#   shard-router-split    `shard-router split - -o DIR`, when split exists
+#   shard-router-split    `shard-router split - -o DIR`, DIR in TMPDIR
+#   split-tmpfs           the same with DIR on a tmpfs (BENCH_TMPFS, default
+#                         /dev/shm when it is one): split without the cost of
+#                         creating files on a disk
+#   files-floor           `cp -r` of split's output to another directory
+#                         beside it: what creating those files costs here
 # Then the context-count check (2 vs 1,000 contexts) and the 10k -> 100k
 # scaling. Each measurement is the median of BENCH_RUNS runs, or one run when
 # the first takes longer than BENCH_SLOW seconds. The streaming output is
@@ -24,6 +29,7 @@
 #                   are a fixed cost that small packages do not amortize)
 #   BENCH_RUNS      runs per measurement (default 3)
 #   BENCH_SLOW      seconds above which one run is enough (default 20)
+#   BENCH_TMPFS     a tmpfs directory for split-tmpfs ("" to skip it)
 #   BENCH_SKIP      programs to skip, e.g. "shard-router-ref" (it needs
 #                   ~15 GB at 100k items, like the no-op)
 #   KYAML_NOOP      the no-op function (default .tools/bin/kyaml-noop)
@@ -39,6 +45,12 @@ RUNS=${BENCH_RUNS:-3}
 SLOW=${BENCH_SLOW:-20}
 SKIP=${BENCH_SKIP:-}
 NOOP=${KYAML_NOOP:-$ROOT/.tools/bin/kyaml-noop}
+if [[ -z ${BENCH_TMPFS+x} ]]; then
+	BENCH_TMPFS=
+	if [[ $(stat -f -c %T /dev/shm 2>/dev/null) == tmpfs && -w /dev/shm ]]; then
+		BENCH_TMPFS=/dev/shm
+	fi
+fi
 TIME=/usr/bin/time
 
 if [[ ! -x $TIME ]] || ! $TIME -f '%e %M' true >/dev/null 2>&1; then
@@ -51,8 +63,12 @@ if [[ ! -x $NOOP ]]; then
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/shard-router-bench.XXXXXX")
+SHM=
+if [[ -n $BENCH_TMPFS ]]; then
+	SHM=$(mktemp -d "$BENCH_TMPFS/shard-router-bench.XXXXXX")
+fi
 if [[ ${BENCH_KEEP:-} != 1 ]]; then
-	trap 'rm -rf "$WORK"' EXIT
+	trap 'rm -rf "$WORK" ${SHM:+"$SHM"}' EXIT
 else
 	echo "bench: keeping $WORK"
 fi
@@ -80,6 +96,16 @@ run_once() {
 		rm -rf "$WORK/split"
 		cmd=("$SR" split - -o "$WORK/split" --name bench)
 		out=/dev/null
+		;;
+	split-tmpfs)
+		rm -rf "$SHM/split"
+		cmd=("$SR" split - -o "$SHM/split" --name bench)
+		out=/dev/null
+		;;
+	files-floor)
+		rm -rf "$WORK/split-copy"
+		cmd=(cp -r "$WORK/split" "$WORK/split-copy")
+		in=/dev/null out=/dev/null
 		;;
 	esac
 	if ! $TIME -o "$log" -f '%e %M %U %S' "${cmd[@]}" <"$in" >"$out" 2>"$WORK/stderr.log"; then
@@ -129,7 +155,10 @@ skipped() { [[ " $SKIP " == *" $1 "* ]]; }
 declare -A TWALL TRSS TCPU
 PROGRAMS=(kyaml-noop shard-router shard-router-ref)
 if ((HAVE_SPLIT)); then
-	PROGRAMS+=(shard-router-split)
+	PROGRAMS+=(shard-router-split files-floor)
+	if [[ -n $SHM ]]; then
+		PROGRAMS+=(split-tmpfs)
+	fi
 else
 	echo "bench: shard-router has no split command yet: skipping it"
 fi
@@ -158,7 +187,18 @@ for n in $SIZES; do
 			exit 1
 		fi
 	fi
-	rm -f "$WORK/out-stream.yaml" "$WORK/out-ref.yaml" "$in"
+	if [[ -d $WORK/split && -n $SHM && -d $SHM/split ]]; then
+		if diff -r "$WORK/split" "$SHM/split" >/dev/null; then
+			echo "bench:   split wrote the same files on disk and on tmpfs"
+		else
+			echo "bench:   ERROR: split's output differs between runs" >&2
+			exit 1
+		fi
+	fi
+	if [[ -d $WORK/split ]]; then
+		echo "bench:   split wrote $(find "$WORK/split" -type f | wc -l) files, $(du -sm --apparent-size "$WORK/split" | cut -f1) MB"
+	fi
+	rm -rf "$WORK/out-stream.yaml" "$WORK/out-ref.yaml" "$in" "$WORK/split" "$WORK/split-copy" ${SHM:+"$SHM/split"}
 done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }'; }
@@ -175,6 +215,23 @@ for n in $SIZES; do
 			"$(ratio "${TRSS[$p,$n]}" "${TRSS[kyaml-noop,$n]:-0}")"
 	done
 done
+
+if ((HAVE_SPLIT)); then
+	echo
+	echo "## split against function mode (wall time ratios)"
+	echo
+	for n in $SIZES; do
+		fn=${TWALL[shard-router,$n]:-0}
+		line="- $n items: split $(ratio "${TWALL[shard-router-split,$n]:-0}" "$fn")x"
+		if [[ -n ${TWALL[files-floor,$n]:-} ]]; then
+			line+=", split less the files floor $(awk -v s="${TWALL[shard-router-split,$n]}" -v f="${TWALL[files-floor,$n]}" -v b="$fn" 'BEGIN { if (b > 0) printf "%.3f", (s - f) / b; else print "-" }')x"
+		fi
+		if [[ -n ${TWALL[split-tmpfs,$n]:-} ]]; then
+			line+=", split to tmpfs $(ratio "${TWALL[split-tmpfs,$n]}" "$fn")x"
+		fi
+		echo "$line"
+	done
+fi
 
 set -- $SIZES
 if (($# >= 2)); then

@@ -76,10 +76,7 @@ func runReport(s Streams, f *reportFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	items := make([]function.Item, len(in.Nodes))
-	for i, n := range in.Nodes {
-		items[i] = function.ItemOf(n)
-	}
+	items := in.Items()
 	out := cfg.Decide(items)
 	rep := newReport(items, out)
 	if f.output == "json" {

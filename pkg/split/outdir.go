@@ -222,15 +222,38 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range files {
-		if f == kptfileName || f == rgFile || !matchesKRM(f) {
-			continue
+	// Read the files on every core; merge in file order, so the first
+	// file that holds a resource wins, as when reading one by one.
+	held := make([][]heldResource, len(files))
+	errs := make([]error, len(files))
+	_ = function.Parallel(len(files), func(i int) error {
+		if f := files[i]; f != kptfileName && f != rgFile && matchesKRM(f) {
+			held[i], errs[i] = pc.readFile(dir, f, shown)
 		}
-		if err := pc.readFile(dir, f, shown); err != nil {
-			return nil, err
+		return nil
+	})
+	for i := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		for _, h := range held[i] {
+			if _, dup := pc.held[h.key]; !dup {
+				pc.held[h.key] = h.dataStore
+			}
+			if pc.first == "" {
+				pc.first = h.desc
+			}
 		}
 	}
 	return pc, nil
+}
+
+// heldResource is a resource of a previous context directory and the
+// datastore it had in that context.
+type heldResource struct {
+	key       objKey
+	dataStore string
+	desc      string
 }
 
 func matchesKRM(f string) bool {
@@ -242,21 +265,22 @@ func matchesKRM(f string) bool {
 	return false
 }
 
-// readFile records the resources of one file of a previous context
+// readFile reads the resources of one file of a previous context
 // directory, and the datastore each had in that context.
-func (pc *prevContext) readFile(dir, f, shown string) error {
+func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
 	p := filepath.Join(dir, filepath.FromSlash(f))
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), OmitReaderAnnotations: true, WrapBareSeqNode: true}).Read()
 	if err != nil {
-		return fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
+		return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
 	}
+	var out []heldResource
 	for _, n := range nodes {
 		if n.YNode().Kind != yaml.MappingNode {
 			continue
@@ -271,15 +295,13 @@ func (pc *prevContext) readFile(dir, f, shown string) error {
 				ds = m[pc.name]
 			}
 		}
-		k := keyOf(&it.Object)
-		if _, dup := pc.held[k]; !dup {
-			pc.held[k] = ds
+		h := heldResource{key: keyOf(&it.Object), dataStore: ds}
+		if len(out) == 0 {
+			h.desc = describeNode(n) // only a file's first can be the context's first
 		}
-		if pc.first == "" {
-			pc.first = describeNode(n)
-		}
+		out = append(out, h)
 	}
-	return nil
+	return out, nil
 }
 
 // isKptInternal matches what route never routes as kpt's own: the Kptfile

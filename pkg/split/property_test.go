@@ -92,7 +92,11 @@ func TestPropertySplitUnion(t *testing.T) {
 			}
 			for _, p := range plan.Packages {
 				got := map[string]bool{}
-				for _, n := range p.nodes {
+				nodes, err := p.resources()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, n := range nodes {
 					id := idOf(n)
 					if got[id] {
 						t.Errorf("context %s holds %s twice", p.Context, id)
@@ -113,8 +117,8 @@ func TestPropertySplitUnion(t *testing.T) {
 						t.Errorf("context %s lacks %s", p.Context, id)
 					}
 				}
-				if p.Resources != len(p.nodes) {
-					t.Errorf("context %s: Resources %d, %d nodes", p.Context, p.Resources, len(p.nodes))
+				if p.Resources != len(nodes) {
+					t.Errorf("context %s: Resources %d, %d nodes", p.Context, p.Resources, len(nodes))
 				}
 			}
 		})

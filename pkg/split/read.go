@@ -1,11 +1,13 @@
 package split
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -13,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/function"
 )
 
 // kptfileName is the package file kpt looks for in every package directory.
@@ -22,77 +25,339 @@ const kptfileName = "Kptfile"
 // file.
 var matchAllKRM = append([]string{kptfileName}, kio.MatchAll...)
 
-// Input is a package as split reads it.
+// Input is a package as split reads it: every resource's routing facts
+// and file location, and the resource itself, packed (see function.Pack) by
+// the streaming readers or as kyaml's reader gave it, so that a big package
+// is never held as one tree.
 type Input struct {
-	// Nodes are the resources, in the order kpt fn source gives them.
-	Nodes []*yaml.RNode
 	// FunctionConfig is the functionConfig of a ResourceList on stdin.
 	FunctionConfig *yaml.RNode
 	// Dir is the package directory; "" for a stream.
 	Dir string
+
+	items []function.Item
+	locs  []fileLoc
+	// Resource i is packed[i] when that is not nil, else nodes[i].
+	packed [][]byte
+	nodes  []*yaml.RNode
+	// kept are the resources Config and PackageName look at (ShardConfigs
+	// and Kptfiles), in input order.
+	kept []*yaml.RNode
+}
+
+// fileLoc is where split writes a resource in its context directory: its
+// path and index annotations as kioutil.GetFileAnnotations reads them once
+// the resource is annotated (kpt's default path when it has none).
+type fileLoc struct {
+	path, index string
+	// defaulted: the resource has no path annotation; kpt's default was
+	// taken, and is set on the resource when split writes it.
+	defaulted bool
+	err       error // from kpt's default path
+}
+
+// Len is the number of resources.
+func (in *Input) Len() int { return len(in.items) }
+
+// Items returns a copy of the resources' routing facts, in order.
+func (in *Input) Items() []function.Item { return slices.Clone(in.items) }
+
+// Node returns a new copy of resource i, as the reader gave it.
+func (in *Input) Node(i int) (*yaml.RNode, error) {
+	if in.packed != nil && in.packed[i] != nil {
+		n, err := function.Unpack(in.packed[i])
+		if err != nil {
+			return nil, err
+		}
+		return yaml.NewRNode(n), nil
+	}
+	return in.nodes[i].Copy(), nil
+}
+
+// Nodes returns a copy of every resource.
+func (in *Input) Nodes() ([]*yaml.RNode, error) {
+	out := make([]*yaml.RNode, in.Len())
+	for i := range out {
+		n, err := in.Node(i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// read is one resource as a reader gives it.
+type read struct {
+	item   function.Item
+	loc    fileLoc
+	packed []byte
+	node   *yaml.RNode
+	keep   bool
+}
+
+// readNode takes what split needs from a resource node. With pack, the
+// node is kept packed unless it has anchors or aliases (which Pack does
+// not keep).
+func readNode(n *yaml.RNode, pack bool) read {
+	r := read{item: function.ItemOf(n), loc: locate(n)}
+	r.keep = isKptfile(n) || isShardConfig(n)
+	// The document node, when the reader kept one, holds the comments
+	// above the resource.
+	if pack && !hasAnchors(n.Document()) {
+		r.packed = function.Pack(n.Document())
+	} else {
+		r.node = n
+	}
+	return r
+}
+
+// newInput assembles the reads, in order.
+func newInput(reads []read, fc *yaml.RNode, dir string) *Input {
+	in := &Input{FunctionConfig: fc, Dir: dir,
+		items: make([]function.Item, len(reads)), locs: make([]fileLoc, len(reads)),
+		packed: make([][]byte, len(reads)), nodes: make([]*yaml.RNode, len(reads))}
+	for i := range reads {
+		r := &reads[i]
+		in.items[i], in.locs[i], in.packed[i], in.nodes[i] = r.item, r.loc, r.packed, r.node
+		if r.keep {
+			kept := r.node
+			if kept == nil {
+				kept, _ = in.Node(i) // just packed: cannot fail
+			}
+			in.kept = append(in.kept, kept)
+		}
+	}
+	return in
+}
+
+// fromNodes is the Input of nodes read whole by kyaml (the reference).
+func fromNodes(nodes []*yaml.RNode, fc *yaml.RNode, dir string) *Input {
+	reads := make([]read, len(nodes))
+	for i, n := range nodes {
+		reads[i] = readNode(n, false)
+	}
+	return newInput(reads, fc, dir)
+}
+
+// locate finds where split writes n, as kpt would name its file: the path
+// and index annotations, else kpt's default path for the resource.
+func locate(n *yaml.RNode) fileLoc {
+	p, idx, _ := kioutil.GetFileAnnotations(n)
+	if p != "" {
+		return fileLoc{path: p, index: idx}
+	}
+	c := n.Copy()
+	if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{c}); err != nil {
+		return fileLoc{defaulted: true, err: err}
+	}
+	p, idx, _ = kioutil.GetFileAnnotations(c)
+	return fileLoc{path: p, index: idx, defaulted: true}
+}
+
+func isKptfile(n *yaml.RNode) bool {
+	return n.GetKind() == "Kptfile" && strings.HasPrefix(n.GetApiVersion(), "kpt.dev/")
+}
+
+func isShardConfig(n *yaml.RNode) bool {
+	return n.GetApiVersion() == v1alpha1.APIVersion && n.GetKind() == v1alpha1.Kind
+}
+
+func hasAnchors(n *yaml.Node) bool {
+	if n.Anchor != "" || n.Kind == yaml.AliasNode {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasAnchors(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadPackage reads a package directory as `kpt fn source` does (kyaml's
 // LocalPackageReader with kpt's options: .krmignore, subpackages, the
-// Kptfile, YAML and JSON files). Files under the output directories outDirs
-// (resolved absolute paths) are never read; the package must not be one of
-// them or inside one.
+// Kptfile, YAML and JSON files), one file at a time on every core. Files
+// under the output directories outDirs (resolved absolute paths) are never
+// read; the package must not be one of them or inside one.
 func ReadPackage(dir string, outDirs ...string) (*Input, error) {
-	abs, err := resolve(dir)
+	abs, skip, err := openPackage(dir, outDirs)
 	if err != nil {
 		return nil, err
 	}
+	// kyaml's own walk (ignore files, subpackages, the skip function)
+	// lists the files; each is then read as its readFile reads it.
+	var files []string
+	_, err = packageReader(abs, func(rel string) bool {
+		if !skip(rel) && matchesGlob(rel) {
+			files = append(files, rel)
+		}
+		return true
+	}).Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading package %s: %w", dir, err)
+	}
+	perFile := make([][]read, len(files))
+	errs := make([]error, len(files))
+	_ = function.Parallel(len(files), func(i int) error {
+		perFile[i], errs[i] = readPackageFile(abs, files[i])
+		return nil
+	})
+	var reads []read
+	for i := range files {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("reading package %s: %s: %w", dir, filepath.Join(abs, files[i]), errs[i])
+		}
+		reads = append(reads, perFile[i]...)
+		perFile[i] = nil
+	}
+	return newInput(reads, nil, abs), nil
+}
+
+// readPackageFile reads one file of a package as kyaml's LocalPackageReader
+// does.
+func readPackageFile(abs, rel string) ([]read, error) {
+	f, err := os.Open(filepath.Join(abs, rel))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	nodes, err := (&kio.ByteReader{
+		DisableUnwrapping: true,
+		Reader:            f,
+		SetAnnotations:    map[string]string{kioutil.PathAnnotation: rel, kioutil.LegacyPathAnnotation: rel},
+		PreserveSeqIndent: true,
+		WrapBareSeqNode:   true,
+	}).Read()
+	if err != nil {
+		return nil, err
+	}
+	reads := make([]read, len(nodes))
+	for i, n := range nodes {
+		reads[i] = readNode(n, true)
+	}
+	return reads, nil
+}
+
+// readPackageReference reads a package directory whole with kyaml's
+// LocalPackageReader: the reference that ReadPackage must match.
+func readPackageReference(dir string, outDirs ...string) (*Input, error) {
+	abs, skip, err := openPackage(dir, outDirs)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := packageReader(abs, skip).Read()
+	if err != nil {
+		return nil, fmt.Errorf("reading package %s: %w", dir, err)
+	}
+	return fromNodes(nodes, nil, abs), nil
+}
+
+// openPackage checks the package directory and returns it resolved, with
+// the function that skips the output directories inside it.
+func openPackage(dir string, outDirs []string) (string, func(string) bool, error) {
+	abs, err := resolve(dir)
+	if err != nil {
+		return "", nil, err
+	}
 	info, err := os.Stat(abs)
 	if err != nil {
-		return nil, fmt.Errorf("reading package: %w", err)
+		return "", nil, fmt.Errorf("reading package: %w", err)
 	}
 	if !info.IsDir() {
-		return nil, fmt.Errorf("reading package: %s is not a directory", dir)
+		return "", nil, fmt.Errorf("reading package: %s is not a directory", dir)
 	}
 	var skipRel []string
 	for _, s := range outDirs {
 		if _, ok := within(s, abs); ok {
-			return nil, fmt.Errorf("the package %s is inside the output directory %s, which split rewrites", dir, s)
+			return "", nil, fmt.Errorf("the package %s is inside the output directory %s, which split rewrites", dir, s)
 		}
 		if rel, ok := within(abs, s); ok {
 			skipRel = append(skipRel, rel)
 		}
 	}
-	nodes, err := kio.LocalPackageReader{
+	return abs, func(relPath string) bool {
+		relPath = filepath.ToSlash(relPath)
+		for _, s := range skipRel {
+			if relPath == s || strings.HasPrefix(relPath, s+"/") {
+				return true
+			}
+		}
+		return false
+	}, nil
+}
+
+// packageReader is kpt fn source's reader of the package at abs.
+func packageReader(abs string, skip func(string) bool) kio.LocalPackageReader {
+	return kio.LocalPackageReader{
 		PackagePath:        abs,
 		MatchFilesGlob:     matchAllKRM,
 		PreserveSeqIndent:  true,
 		PackageFileName:    kptfileName,
 		IncludeSubpackages: true,
 		WrapBareSeqNode:    true,
-		FileSkipFunc: func(relPath string) bool {
-			relPath = filepath.ToSlash(relPath)
-			for _, s := range skipRel {
-				if relPath == s || strings.HasPrefix(relPath, s+"/") {
-					return true
-				}
-			}
-			return false
-		},
-	}.Read()
-	if err != nil {
-		return nil, fmt.Errorf("reading package %s: %w", dir, err)
+		FileSkipFunc:       skip,
 	}
-	return &Input{Nodes: nodes, Dir: abs}, nil
 }
 
-// ReadStream reads a ResourceList or a plain YAML stream.
+// matchesGlob is the reader's last file check, after its skip function.
+func matchesGlob(rel string) bool {
+	for _, g := range matchAllKRM {
+		if ok, _ := filepath.Match(g, filepath.Base(rel)); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadStream reads a ResourceList or a plain YAML stream. A ResourceList
+// laid out as kpt writes it is read one item at a time on every core (see
+// function.ReadList); anything else is read whole by kyaml's reader.
 func ReadStream(r io.Reader) (*Input, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading stdin: %w", err)
+	}
+	if in, err := readList(data); err == nil || !function.IsFallback(err) {
+		return in, err
+	}
+	return readStreamReference(bytes.NewReader(data))
+}
+
+// readList reads a ResourceList with function.ReadList.
+func readList(data []byte) (*Input, error) {
+	l, err := function.ReadList(data)
+	if err != nil {
+		return nil, err
+	}
+	reads := make([]read, l.Len())
+	err = function.Parallel(l.Len(), func(i int) error {
+		n, err := l.Item(i)
+		if err != nil {
+			return err
+		}
+		reads[i] = readNode(n, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return newInput(reads, l.FunctionConfig(), ""), nil
+}
+
+// readStreamReference reads a ResourceList or YAML stream whole with
+// kyaml's ByteReader: the reference that ReadStream must match.
+func readStreamReference(r io.Reader) (*Input, error) {
 	rr := &kio.ByteReader{Reader: r, PreserveSeqIndent: true, WrapBareSeqNode: true}
 	nodes, err := rr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
 	}
-	in := &Input{Nodes: nodes}
+	var fc *yaml.RNode
 	if rr.FunctionConfig != nil && !rr.FunctionConfig.IsNilOrEmpty() {
-		in.FunctionConfig = rr.FunctionConfig
+		fc = rr.FunctionConfig
 	}
-	return in, nil
+	return fromNodes(nodes, fc, ""), nil
 }
 
 // ReadConfigFile reads a function config file (one resource). Its path
@@ -129,8 +394,8 @@ func (in *Input) Config() (*yaml.RNode, error) {
 		return in.FunctionConfig, nil
 	}
 	var found []*yaml.RNode
-	for _, n := range in.Nodes {
-		if n.GetApiVersion() == v1alpha1.APIVersion && n.GetKind() == v1alpha1.Kind {
+	for _, n := range in.kept {
+		if isShardConfig(n) {
 			found = append(found, n)
 		}
 	}
@@ -151,8 +416,8 @@ func (in *Input) Config() (*yaml.RNode, error) {
 // name (or its only Kptfile's), else the directory's name.
 func (in *Input) PackageName() string {
 	var kptfiles []*yaml.RNode
-	for _, n := range in.Nodes {
-		if n.GetKind() == "Kptfile" && strings.HasPrefix(n.GetApiVersion(), "kpt.dev/") {
+	for _, n := range in.kept {
+		if isKptfile(n) {
 			kptfiles = append(kptfiles, n)
 		}
 	}

@@ -3,10 +3,15 @@
 // function's LoadConfig, ItemOf and Decide), then writes each context's
 // resources, a Kptfile and an inventory ResourceGroup to OUT_DIR/<context>/,
 // or one context as a stream, so that `kpt live apply` needs no other step.
+//
+// A big package is never held as one tree: the readers keep each resource
+// packed (function.Pack) with its routing facts, and each file is built and
+// encoded when it is written, on every core. The kyaml whole-tree readers
+// and writer remain the reference that tests compare these with, and the
+// fallback for inputs the streaming readers do not take.
 package split
 
 import (
-	"bytes"
 	"fmt"
 	"path"
 	"regexp"
@@ -17,7 +22,6 @@ import (
 	"unicode"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -45,6 +49,10 @@ type Plan struct {
 	Packages []*Package
 	// dropped are previous context directories whose context left the config.
 	dropped []string
+	// in and out render the resource files: each file is built from the
+	// input when it is written, so the plan never holds the package.
+	in  *Input
+	out *function.Outcome
 }
 
 // Package is one context's package.
@@ -53,11 +61,18 @@ type Package struct {
 	Inventory v1alpha1.Inventory
 	// Resources counts the package's resources (Kptfile and inventory aside).
 	Resources int
-	// Files are the package's files, sorted by path (slash-separated).
-	Files []File
-	// nodes are the resources, cleaned, in file order, for the stream form.
-	nodes []*yaml.RNode
+	// files are the package's files, sorted by path.
+	files []plannedFile
+	plan  *Plan
 	rg    []byte
+}
+
+// plannedFile is one file of a context package: its resources (input
+// indexes, in file order), or its data for the Kptfile and inventory.
+type plannedFile struct {
+	path  string
+	items []int
+	data  []byte
 }
 
 // File is one file of a context package.
@@ -87,14 +102,14 @@ func (p *Plan) Package(ctx string) (*Package, bool) {
 }
 
 // Route routes the input with cfg exactly as function mode does, and
-// builds the context packages. A resource with no context annotation takes
+// plans the context packages. A resource with no context annotation takes
 // the contexts whose previous output held it as its previous placement
 // (and their datastores as its previous datastores), so that a package that
 // was never annotated cannot silently move. The returned error is for
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
 func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
-	plan := &Plan{}
+	plan := &Plan{in: in}
 	spec := &cfg.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
@@ -104,12 +119,12 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		plan.errorf("", "cannot name the context packages: the input has no Kptfile; give a package name with --name")
 		return plan, nil
 	}
-	items := make([]function.Item, len(in.Nodes))
-	for i, n := range in.Nodes {
-		items[i] = function.ItemOf(n)
+	items := in.Items()
+	for i := range items {
 		adoptPrevious(&items[i], spec, opts.Out)
 	}
 	out := cfg.Decide(items)
+	plan.out = out
 	plan.Results = append(plan.Results, out.Results...)
 	plan.checkDropped(spec, opts.Out)
 	invs := plan.inventories(name, spec)
@@ -117,36 +132,28 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		return plan, nil
 	}
 
-	// One annotated copy per routed item; the input nodes stay as read.
 	names := cfg.Router.Names()
-	perCtx := make([][]*yaml.RNode, len(names))
-	for i, n := range in.Nodes {
+	perCtx := make([][]int, len(names))
+	for i := range items {
 		d := out.Plan.Decisions[i]
 		if !d.Routed() {
 			continue
 		}
-		c := n.Copy()
-		if err := out.ApplyItem(i, c); err != nil {
-			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
+		if err := in.locs[i].err; err != nil {
+			return nil, fmt.Errorf("naming a file for %s: %w", plan.describe(i), err)
 		}
-		if p, _, _ := kioutil.GetFileAnnotations(c); p == "" {
-			// A stream without paths: kpt's own default, <namespace>/<kind>_<name>.yaml.
-			if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{c}); err != nil {
-				return nil, fmt.Errorf("naming a file for %s: %w", describeNode(n), err)
-			}
-		}
-		if !plan.checkPath(c, &items[i]) {
+		if !plan.checkPath(i, &items[i]) {
 			continue
 		}
 		for _, ctx := range d.Contexts {
-			perCtx[ctx] = append(perCtx[ctx], c)
+			perCtx[ctx] = append(perCtx[ctx], i)
 		}
 	}
 	if plan.HasErrors() {
 		return plan, nil
 	}
-	for ctx, nodes := range perCtx {
-		pkg, err := plan.build(names[ctx], name, invs[ctx], nodes)
+	for ctx, routed := range perCtx {
+		pkg, err := plan.build(names[ctx], name, invs[ctx], routed)
 		if err != nil {
 			return nil, err
 		}
@@ -158,6 +165,39 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		plan.Packages = nil
 	}
 	return plan, nil
+}
+
+// prepare returns resource i as its context packages hold it: a copy,
+// annotated with its route, with kpt's default path when it had none.
+func (p *Plan) prepare(i int) (*yaml.RNode, error) {
+	n, err := p.in.Node(i)
+	if err != nil {
+		return nil, err
+	}
+	if p.out != nil && p.out.Plan.Decisions[i].Routed() {
+		if err := p.out.ApplyItem(i, n); err != nil {
+			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
+		}
+	}
+	if p.in.locs[i].defaulted {
+		// A stream without paths: kpt's own default, <namespace>/<kind>_<name>.yaml.
+		if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{n}); err != nil {
+			return nil, fmt.Errorf("naming a file for %s: %w", describeNode(n), err)
+		}
+	}
+	return n, nil
+}
+
+// describe names resource i and its file for messages.
+func (p *Plan) describe(i int) string {
+	n, err := p.in.Node(i)
+	if err != nil {
+		return fmt.Sprintf("item %d", i)
+	}
+	if p.in.locs[i].defaulted {
+		_ = kioutil.DefaultPathAnnotation("", []*yaml.RNode{n})
+	}
+	return describeNode(n)
 }
 
 // adoptPrevious gives an item without a context annotation the placement
@@ -252,8 +292,8 @@ var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 
 // checkPath refuses a path annotation that would write outside the context
 // directory or over split's own files.
-func (p *Plan) checkPath(n *yaml.RNode, it *function.Item) bool {
-	file, _, _ := kioutil.GetFileAnnotations(n)
+func (p *Plan) checkPath(i int, it *function.Item) bool {
+	file := p.in.locs[i].path
 	why := ""
 	switch {
 	case strings.IndexFunc(file, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
@@ -271,7 +311,7 @@ func (p *Plan) checkPath(n *yaml.RNode, it *function.Item) bool {
 		return true
 	}
 	r := &framework.Result{Severity: framework.Error,
-		Message: fmt.Sprintf("%s: its path annotation %q %s", describeNode(n), file, why),
+		Message: fmt.Sprintf("%s: its path annotation %q %s", p.describe(i), file, why),
 		ResourceRef: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind},
 			NameMeta: yaml.NameMeta{Name: it.Name, Namespace: it.Namespace}},
 		Field: &framework.Field{Path: "metadata.annotations[" + kioutil.PathAnnotation + "]"},
@@ -280,22 +320,21 @@ func (p *Plan) checkPath(n *yaml.RNode, it *function.Item) bool {
 	return false
 }
 
-// build renders one context's package.
-func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, nodes []*yaml.RNode) (*Package, error) {
+// build plans one context's package from its resources (input indexes):
+// which file holds which resources, in which order. Nothing is encoded yet.
+func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int) (*Package, error) {
 	type placed struct {
 		file  string
 		index int
-		seq   int
-		node  *yaml.RNode
+		item  int
 	}
-	ps := make([]placed, len(nodes))
-	for i, n := range nodes {
-		file, idx, _ := kioutil.GetFileAnnotations(n)
-		index, err := strconv.Atoi(idx)
+	ps := make([]placed, len(routed))
+	for k, i := range routed {
+		index, err := strconv.Atoi(p.in.locs[i].index)
 		if err != nil {
 			index = -1
 		}
-		ps[i] = placed{path.Clean(file), index, i, n}
+		ps[k] = placed{path.Clean(p.in.locs[i].path), index, i}
 	}
 	sort.SliceStable(ps, func(a, b int) bool {
 		if ps[a].file != ps[b].file {
@@ -303,25 +342,20 @@ func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, nodes []*yaml.
 		}
 		return ps[a].index < ps[b].index
 	})
-	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(nodes)}
+	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(routed), plan: p}
 	for i := 1; i < len(ps); i++ {
 		if ps[i].file == ps[i-1].file && ps[i].index == ps[i-1].index && ps[i].index >= 0 {
-			p.errorf("", "%s and %s would both be item %d of %s in context %q", describeNode(ps[i-1].node), describeNode(ps[i].node), ps[i].index, ps[i].file, ctx)
+			p.errorf("", "%s and %s would both be item %d of %s in context %q", p.describe(ps[i-1].item), p.describe(ps[i].item), ps[i].index, ps[i].file, ctx)
 			return nil, nil
 		}
 	}
 	for start := 0; start < len(ps); {
+		f := plannedFile{path: ps[start].file}
 		end := start
-		var group []*yaml.RNode
 		for ; end < len(ps) && ps[end].file == ps[start].file; end++ {
-			group = append(group, ps[end].node)
+			f.items = append(f.items, ps[end].item)
 		}
-		data, cleaned, err := encode(group)
-		if err != nil {
-			return nil, fmt.Errorf("writing %s for context %q: %w", ps[start].file, ctx, err)
-		}
-		pkg.Files = append(pkg.Files, File{Path: ps[start].file, Data: data})
-		pkg.nodes = append(pkg.nodes, cleaned...)
+		pkg.files = append(pkg.files, f)
 		start = end
 	}
 	kf, err := kptfile(inv.Name, pkgName, ctx)
@@ -333,10 +367,10 @@ func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, nodes []*yaml.
 		return nil, err
 	}
 	pkg.rg = rg
-	pkg.Files = append(pkg.Files, File{Path: kptfileName, Data: kf}, File{Path: rgFile, Data: rg})
-	sort.Slice(pkg.Files, func(a, b int) bool { return pkg.Files[a].Path < pkg.Files[b].Path })
-	for i := 1; i < len(pkg.Files); i++ {
-		if a, b := pkg.Files[i-1].Path, pkg.Files[i].Path; strings.HasPrefix(b, a+"/") {
+	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg})
+	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
+	for i := 1; i < len(pkg.files); i++ {
+		if a, b := pkg.files[i-1].path, pkg.files[i].path; strings.HasPrefix(b, a+"/") {
 			p.errorf("", "context %q: %s is both a file and a directory of resources", ctx, a)
 			return nil, nil
 		}
@@ -344,10 +378,52 @@ func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, nodes []*yaml.
 	return pkg, nil
 }
 
-// encode writes the nodes of one file as kpt writes a package file: in
-// index order, comments and sequence indentation kept, reader and
-// internal annotations removed. It also returns the cleaned nodes.
-func encode(nodes []*yaml.RNode) ([]byte, []*yaml.RNode, error) {
+// Files renders every file of the package, sorted by path.
+func (pkg *Package) Files() ([]File, error) {
+	out := make([]File, len(pkg.files))
+	for i := range pkg.files {
+		data, err := pkg.render(i)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = File{Path: pkg.files[i].path, Data: data}
+	}
+	return out, nil
+}
+
+// render encodes file k of the package.
+func (pkg *Package) render(k int) ([]byte, error) {
+	f := &pkg.files[k]
+	if f.items == nil {
+		return f.data, nil
+	}
+	nodes, err := pkg.nodes(f)
+	if err != nil {
+		return nil, err
+	}
+	data, err := encode(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("writing %s for context %q: %w", f.path, pkg.Context, err)
+	}
+	return data, nil
+}
+
+// nodes prepares the resources of one file.
+func (pkg *Package) nodes(f *plannedFile) ([]*yaml.RNode, error) {
+	nodes := make([]*yaml.RNode, len(f.items))
+	for j, i := range f.items {
+		n, err := pkg.plan.prepare(i)
+		if err != nil {
+			return nil, err
+		}
+		nodes[j] = n
+	}
+	return nodes, nil
+}
+
+// clearAnnotations are the annotations a written package file never
+// carries: kpt's internal ones and the legacy reader annotations.
+func clearAnnotations(nodes []*yaml.RNode) []string {
 	var clear []string
 	for _, n := range nodes {
 		for k := range n.GetAnnotations() {
@@ -358,29 +434,28 @@ func encode(nodes []*yaml.RNode) ([]byte, []*yaml.RNode, error) {
 	}
 	clear = append(clear, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
 	sort.Strings(clear)
-	var buf bytes.Buffer
-	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: clear}).Write(nodes); err != nil {
-		return nil, nil, err
-	}
-	// The stream form is written by another ByteWriter, which needs the
-	// sequence indentation annotation to keep each resource's style.
-	cleaned := make([]*yaml.RNode, len(nodes))
-	for i, n := range nodes {
-		c := n.Copy()
+	return clear
+}
+
+// streamNodes returns the nodes of one file for the stream form, which is
+// written by another ByteWriter: cleaned as encode cleans them, but for the
+// sequence indentation annotation, which keeps each resource's style.
+func streamNodes(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+	clear := clearAnnotations(nodes)
+	for _, n := range nodes {
 		for _, k := range clear {
 			if k == kioutil.SeqIndentAnnotation {
 				continue
 			}
-			if err := c.PipeE(yaml.ClearAnnotation(k)); err != nil {
-				return nil, nil, err
+			if err := n.PipeE(yaml.ClearAnnotation(k)); err != nil {
+				return nil, err
 			}
 		}
-		if err := yaml.ClearEmptyAnnotations(c); err != nil {
-			return nil, nil, err
+		if err := yaml.ClearEmptyAnnotations(n); err != nil {
+			return nil, err
 		}
-		cleaned[i] = c
 	}
-	return buf.Bytes(), cleaned, nil
+	return nodes, nil
 }
 
 func (p *Plan) errorf(field, format string, args ...any) {

@@ -327,7 +327,7 @@ metadata:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := len(in.Nodes); n != plan.Packages[map[string]int{"ctx-a": 0, "ctx-b": 1}[ctx]].Resources+2 {
+		if n := in.Len(); n != plan.Packages[map[string]int{"ctx-a": 0, "ctx-b": 1}[ctx]].Resources+2 {
 			t.Errorf("%s reads back %d resources", ctx, n)
 		}
 	}
@@ -720,7 +720,11 @@ func TestStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(src.Nodes); err != nil {
+	srcNodes, err := src.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(srcNodes); err != nil {
 		t.Fatal(err)
 	}
 	in, err := ReadStream(strings.NewReader(rl.String()))
@@ -767,7 +771,7 @@ func TestStream(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	mustSplit(t, pkg, out)
 	tree := readTree(t, out)
-	for _, f := range pkgA.Files {
+	for _, f := range mustFiles(t, pkgA) {
 		if tree["ctx-a/"+f.Path] != string(f.Data) {
 			t.Errorf("%s differs between the stream and the directory input", f.Path)
 		}
@@ -790,7 +794,7 @@ func TestPlainStreamWithoutPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	var paths []string
-	for _, f := range plan.Packages[0].Files {
+	for _, f := range mustFiles(t, plan.Packages[0]) {
 		paths = append(paths, f.Path)
 	}
 	// kpt's default file names for resources without a path.
@@ -815,4 +819,13 @@ func hasResult(rs framework.Results, sev framework.Severity, part string) bool {
 		}
 	}
 	return false
+}
+
+func mustFiles(t *testing.T, pkg *Package) []File {
+	t.Helper()
+	files, err := pkg.Files()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -26,8 +28,33 @@ func (pkg *Package) WriteStream(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	nodes := append([]*yaml.RNode{rg}, pkg.nodes...)
+	res, err := pkg.resources()
+	if err != nil {
+		return err
+	}
+	nodes := append([]*yaml.RNode{rg}, res...)
 	return kio.ByteWriter{Writer: w}.Write(nodes)
+}
+
+// resources returns the package's resources in file order, cleaned for
+// the stream form.
+func (pkg *Package) resources() ([]*yaml.RNode, error) {
+	var nodes []*yaml.RNode
+	for k := range pkg.files {
+		f := &pkg.files[k]
+		if f.items == nil {
+			continue
+		}
+		fn, err := pkg.nodes(f)
+		if err != nil {
+			return nil, err
+		}
+		if fn, err = streamNodes(fn); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, fn...)
+	}
+	return nodes, nil
 }
 
 // Write writes every context package of the plan to the output directory:
@@ -79,10 +106,8 @@ func (d *OutDir) Write(plan *Plan) error {
 			return err
 		}
 	}
-	for _, pkg := range plan.Packages {
-		if err := stage(filepath.Join(staged, pkg.Context), pkg); err != nil {
-			return fmt.Errorf("writing context %q: %w", pkg.Context, err)
-		}
+	if err := stage(staged, plan.Packages); err != nil {
+		return err
 	}
 
 	// List old and new contexts while swapping, so an interrupted run
@@ -136,27 +161,91 @@ func swap(target, staged, old string) error {
 	return nil
 }
 
-// stage writes one context package to a new directory.
-func stage(dir string, pkg *Package) error {
-	if err := os.Mkdir(dir, dirMode); err != nil {
+// writers is how many files are rendered and written at once. Creating a
+// file waits on the filesystem more than on the CPU, so more writers than
+// cores keep both the cores and the disk busy.
+const writers = 8
+
+// stage writes the context packages to new directories under dir: every
+// file of every context is rendered and written by the writers.
+func stage(dir string, pkgs []*Package) error {
+	type job struct {
+		pkg *Package
+		k   int
+		p   string
+	}
+	var jobs []job
+	for _, pkg := range pkgs {
+		cdir := filepath.Join(dir, pkg.Context)
+		if err := os.Mkdir(cdir, dirMode); err != nil {
+			return err
+		}
+		for k, f := range pkg.files {
+			p := filepath.Join(cdir, filepath.FromSlash(f.path))
+			if rel, ok := within(cdir, p); !ok || rel == "." {
+				return fmt.Errorf("writing context %q: %s is outside the context directory", pkg.Context, f.path)
+			}
+			jobs = append(jobs, job{pkg, k, p})
+		}
+	}
+	var (
+		made   sync.Map // directories known to exist
+		next   atomic.Int64
+		failed atomic.Bool
+		once   sync.Once
+		first  error
+		wg     sync.WaitGroup
+	)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() {
+				i := int(next.Add(1)) - 1
+				if i >= len(jobs) {
+					return
+				}
+				j := jobs[i]
+				err := writeFile(j.pkg, j.k, j.p, &made)
+				if err != nil {
+					once.Do(func() { first = fmt.Errorf("writing context %q: %w", j.pkg.Context, err) })
+					failed.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	for _, pkg := range pkgs {
+		files := make([]string, len(pkg.files))
+		for k, f := range pkg.files {
+			files[k] = f.path
+		}
+		if err := writeMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeFile renders file k of pkg and writes it at p.
+func writeFile(pkg *Package, k int, p string, made *sync.Map) error {
+	data, err := pkg.render(k)
+	if err != nil {
 		return err
 	}
-	files := make([]string, 0, len(pkg.Files))
-	for _, f := range pkg.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if rel, ok := within(dir, p); !ok || rel == "." {
-			return fmt.Errorf("%s is outside the context directory", f.Path)
-		}
-		if err := os.MkdirAll(filepath.Dir(p), dirMode); err != nil {
+	if d := filepath.Dir(p); !loaded(made, d) {
+		if err := os.MkdirAll(d, dirMode); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, f.Data, fileMode); err != nil {
-			return err
-		}
-		files = append(files, f.Path)
+		made.Store(d, true)
 	}
-	return writeMarker(dir, []string{pkg.Context}, files)
+	return os.WriteFile(p, data, fileMode)
 }
+
+func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
 
 // writeMarker writes a marker file atomically.
 func writeMarker(dir string, contexts, files []string) error {

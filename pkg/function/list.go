@@ -1,0 +1,72 @@
+package function
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// List is a ResourceList read for streaming by other commands (split): the
+// same splitting and per-item parsing as the streaming path, without
+// kyaml's function-mode bookkeeping. Item i is the node kio.ByteReader
+// gives for it when it reads the whole list.
+type List struct{ s *streamRun }
+
+// ReadList splits a ResourceList laid out as kpt writes it. It returns an
+// error for which IsFallback is true when the input needs kyaml's
+// whole-tree reader; nothing is lost by then reading it that way.
+func ReadList(data []byte) (*List, error) {
+	s, err := newStreamRun(data)
+	if err != nil {
+		return nil, err
+	}
+	return &List{s}, nil
+}
+
+// IsFallback reports whether err is a refusal of ReadList or List.Item.
+func IsFallback(err error) bool {
+	var f fallback
+	return errors.As(err, &f)
+}
+
+// Len is the number of items.
+func (l *List) Len() int { return len(l.s.layout.items) }
+
+// FunctionConfig is the list's functionConfig, nil when absent or empty.
+func (l *List) FunctionConfig() *yaml.RNode {
+	if fc := l.s.functionConfig; fc != nil && !fc.IsNilOrEmpty() {
+		return fc
+	}
+	return nil
+}
+
+// WrappingKind is the list's kind (ResourceList).
+func (l *List) WrappingKind() string { return l.s.wrapKind }
+
+// Item parses item i alone; it may be called from several goroutines. A
+// fallback error means the whole list must be read by kyaml instead.
+func (l *List) Item(i int) (*yaml.RNode, error) { return l.s.readItem(i) }
+
+// Pack returns a compact copy of the tree under n (anchors and aliases
+// aside: items with them are refused by Item), which Unpack rebuilds.
+func Pack(n *yaml.Node) []byte {
+	buf, _ := packScratch.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = packItem((*buf)[:0], n)
+	out := bytes.Clone(*buf) // exactly sized: the packed items are kept
+	packScratch.Put(buf)
+	return out
+}
+
+var packScratch sync.Pool
+
+// Unpack rebuilds a tree packed by Pack.
+func Unpack(p []byte) (*yaml.Node, error) { return unpackItem(p) }
+
+// Parallel calls f(i) for i in [0, n) on GOMAXPROCS workers, in batches,
+// and returns one of the errors, stopping early after the first.
+func Parallel(n int, f func(i int) error) error { return parallel(n, f) }

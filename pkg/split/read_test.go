@@ -1,0 +1,355 @@
+package split
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gen"
+)
+
+// The streaming readers (ReadStream's per-item ResourceList reader,
+// ReadPackage's per-file reader) must give split exactly what kyaml's
+// whole-tree readers give: the same resources and the same written bytes.
+
+// dumpInput is everything Route reads from an input.
+func dumpInput(t *testing.T, in *Input) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "dir %q, %d resources\n", in.Dir, in.Len())
+	if in.FunctionConfig != nil {
+		fmt.Fprintf(&b, "functionConfig:\n%s", in.FunctionConfig.MustString())
+	}
+	for i := 0; i < in.Len(); i++ {
+		n, err := in.Node(i)
+		if err != nil {
+			t.Fatalf("resource %d: %v", i, err)
+		}
+		var enc bytes.Buffer
+		if err := yaml.NewEncoder(&enc).Encode(n.YNode()); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "--- %d %q %q %v\n%s", i, in.locs[i].path, in.locs[i].index, in.locs[i].err, enc.String())
+	}
+	for _, n := range in.kept {
+		fmt.Fprintf(&b, "kept %s\n", describeNode(n))
+	}
+	return b.String()
+}
+
+// dumpPlan is everything split writes for a plan: results, then every file
+// of every context, then each context's stream form.
+func dumpPlan(t *testing.T, plan *Plan) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range plan.Results {
+		fmt.Fprintf(&b, "result %s\n", r.String())
+	}
+	for _, pkg := range plan.Packages {
+		fmt.Fprintf(&b, "== %s %+v %d\n", pkg.Context, pkg.Inventory, pkg.Resources)
+		for _, f := range mustFiles(t, pkg) {
+			fmt.Fprintf(&b, "-- %s\n%s", f.Path, f.Data)
+		}
+		fmt.Fprintf(&b, "-- stream\n")
+		if err := pkg.WriteStream(&b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// planOf routes an input with its own config, "" when it has none that loads.
+func planOf(t *testing.T, in *Input) string {
+	t.Helper()
+	node, err := in.Config()
+	if err != nil {
+		return "no config: " + err.Error()
+	}
+	cfg, errs := function.LoadConfig(node)
+	if len(errs) > 0 {
+		return "invalid config"
+	}
+	plan, err := Route(in, cfg, Options{PackageName: "pkg"})
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return dumpPlan(t, plan)
+}
+
+func requireSameInput(t *testing.T, name string, fast, ref *Input) {
+	t.Helper()
+	if !reflect.DeepEqual(fast.items, ref.items) {
+		for i := range min(len(fast.items), len(ref.items)) {
+			if !reflect.DeepEqual(fast.items[i], ref.items[i]) {
+				t.Fatalf("%s: item %d differs:\nstreaming: %+v\nkyaml:     %+v", name, i, fast.items[i], ref.items[i])
+			}
+		}
+		t.Fatalf("%s: %d items, kyaml %d", name, len(fast.items), len(ref.items))
+	}
+	if f, r := dumpInput(t, fast), dumpInput(t, ref); f != r {
+		t.Fatalf("%s: the streaming reader differs from kyaml's:\n%s", name, lineDiff(f, r))
+	}
+	if f, r := planOf(t, fast), planOf(t, ref); f != r {
+		t.Fatalf("%s: the split differs from the split of kyaml's reading:\n%s", name, lineDiff(f, r))
+	}
+}
+
+func lineDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < max(len(g), len(w)); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return fmt.Sprintf("line %d:\nstreaming: %q\nkyaml:     %q", i+1, gl, wl)
+		}
+	}
+	return "(same lines)"
+}
+
+// trickyList holds what the per-item reader must keep: comments, both
+// sequence styles, block scalars with kept trailing newlines, several
+// resources in one file with indexes, a JSON file, resources without a
+// path, quoted and non-string scalars.
+const trickyList = `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: Namespace
+  # The namespace of the app.
+  metadata:
+    name: a # inline
+    labels:
+      shard: a
+    annotations:
+      config.kubernetes.io/path: 'ns.yaml'
+      config.kubernetes.io/index: '0'
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: keep
+    namespace: a
+    annotations:
+      config.kubernetes.io/path: 'apps/all.yaml'
+      config.kubernetes.io/index: '1'
+      internal.config.kubernetes.io/seqindent: 'wide'
+  data:
+    script: |+
+      echo hi
+
+    list: "- a"
+    n: 0x10
+  binaryData: {}
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata:
+    name: web
+    namespace: a
+    annotations:
+      config.kubernetes.io/path: 'apps/all.yaml'
+      config.kubernetes.io/index: '0'
+      internal.config.kubernetes.io/seqindent: 'wide'
+  spec:
+    replicas: 0
+    template:
+      spec:
+        containers:
+          - name: web
+            args:
+              - --a
+              - |
+                multi
+                line
+            # a comment between fields
+            image: web
+- apiVersion: v1
+  kind: Service
+  metadata:
+    name: svc
+    namespace: a
+    annotations:
+      config.kubernetes.io/path: 'svc.json'
+  spec:
+    ports:
+    - port: 80
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata:
+    name: reader
+  rules:
+  - verbs: ["get"]
+    apiGroups: ['']
+    resources: [pods]
+functionConfig:
+  apiVersion: shardrouter.dev/v1alpha1
+  kind: ShardConfig
+  metadata:
+    name: shards
+  spec:
+    contexts:
+    - name: ctx-a
+      selector:
+        matchLabels:
+          shard: a
+      namespaceSelector:
+        matchLabels:
+          shard: a
+    - name: ctx-b
+      selector:
+        matchLabels:
+          shard: b
+`
+
+func TestReadStreamMatchesKyaml(t *testing.T) {
+	inputs := map[string][]byte{"tricky": []byte(trickyList)}
+	for _, o := range []gen.Options{
+		{Items: 1, Contexts: 1, Seed: 1},
+		{Items: 250, Contexts: 3, Seed: 2},
+		{Items: 250, Contexts: 3, Seed: 3, Routed: true},
+		{Items: 400, Contexts: 64, Seed: 4},
+	} {
+		inputs[fmt.Sprintf("%+v", o)] = gen.Bytes(o)
+	}
+	golden, _ := filepath.Glob(filepath.Join("..", "function", "testdata", "*", "input.yaml"))
+	for _, f := range golden {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[f] = data
+	}
+	streamed := 0
+	for name, data := range inputs {
+		ref, refErr := readStreamReference(bytes.NewReader(data))
+		fast, err := readList(data)
+		if function.IsFallback(err) {
+			t.Logf("%s: read by kyaml: %v", name, err)
+			continue
+		}
+		if err != nil || refErr != nil {
+			t.Fatalf("%s: streaming error %v, kyaml error %v", name, err, refErr)
+		}
+		streamed++
+		requireSameInput(t, name, fast, ref)
+	}
+	if streamed < len(inputs)/2 {
+		t.Errorf("only %d of %d inputs took the streaming reader", streamed, len(inputs))
+	}
+	// What the per-item reader refuses, ReadStream reads with kyaml.
+	plain := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"
+	in, err := ReadStream(strings.NewReader(plain))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := readStreamReference(strings.NewReader(plain))
+	requireSameInput(t, "plain stream", in, ref)
+}
+
+// writePackage writes the resources of a ResourceList to a directory at
+// their path annotations, as kpt fn sink does.
+func writePackage(t *testing.T, dir string, data []byte) {
+	t.Helper()
+	rw := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true}
+	nodes, err := rw.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := (kio.LocalPackageWriter{PackagePath: dir}).Write(nodes); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestReadPackageMatchesKyaml(t *testing.T) {
+	dirs := map[string]string{}
+	base := t.TempDir()
+	writeTree(t, base, basePackage())
+	dirs["base"] = base
+
+	// Subpackages, ignored files and files that are not KRM.
+	nested := t.TempDir()
+	files := basePackage()
+	files["sub/Kptfile"] = "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: sub\n"
+	files["sub/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub\n  namespace: a\n"
+	files["sub/notes.txt"] = "not a resource\n"
+	files[".krmignore"] = "ignored/\n"
+	files["ignored/cm.yaml"] = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ignored\n  namespace: a\n"
+	files["list.yaml"] = "- a\n- b\n"
+	writeTree(t, nested, files)
+	dirs["nested"] = nested
+
+	for _, o := range []gen.Options{{Items: 300, Contexts: 4, Seed: 7}, {Items: 300, Contexts: 4, Seed: 8, Routed: true}} {
+		dir := t.TempDir()
+		writePackage(t, dir, gen.Bytes(o))
+		// The package's config, as a file of the package.
+		rr := &kio.ByteReader{Reader: bytes.NewReader(gen.Bytes(o))}
+		if _, err := rr.Read(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "shard-config.yaml"), []byte(rr.FunctionConfig.MustString()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dirs[fmt.Sprintf("%+v", o)] = dir
+	}
+
+	for name, dir := range dirs {
+		fast, err := ReadPackage(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := readPackageReference(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fast.Len() < 5 {
+			t.Fatalf("%s: only %d resources read", name, fast.Len())
+		}
+		requireSameInput(t, name, fast, ref)
+	}
+
+	// Errors name the file, as kyaml's reader does.
+	bad := t.TempDir()
+	writeTree(t, bad, map[string]string{"Kptfile": basePackage()["Kptfile"], "bad.yaml": "a: [\n"})
+	_, fastErr := ReadPackage(bad)
+	_, refErr := readPackageReference(bad)
+	if fastErr == nil || refErr == nil || fastErr.Error() != refErr.Error() {
+		t.Errorf("a file that does not parse:\nstreaming: %v\nkyaml:     %v", fastErr, refErr)
+	}
+}
+
+func TestReaderKeepsAnchoredResourcesWhole(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"Kptfile": basePackage()["Kptfile"],
+		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n  labels: &l\n    shard: a\ndata: *l\n",
+	})
+	in, err := ReadPackage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := readPackageReference(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSameInput(t, "anchors", in, ref)
+	anchored := 0
+	for i := range in.nodes {
+		if in.nodes[i] != nil {
+			anchored++
+		}
+	}
+	if anchored != 1 {
+		t.Errorf("%d resources kept as nodes, want the anchored one", anchored)
+	}
+}

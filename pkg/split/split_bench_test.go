@@ -1,0 +1,42 @@
+package split
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gen"
+)
+
+// BenchmarkSplit is `shard-router split - -o DIR` on a generated
+// ResourceList of 10,000 items and 64 contexts: read, route, write.
+func BenchmarkSplit(b *testing.B) {
+	data := gen.Bytes(gen.Options{Items: 10000, Contexts: 64, Seed: 1})
+	b.SetBytes(int64(len(data)))
+	for i := 0; i < b.N; i++ {
+		in, err := ReadStream(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		node, err := in.Config()
+		if err != nil {
+			b.Fatal(err)
+		}
+		cfg, errs := function.LoadConfig(node)
+		if len(errs) > 0 {
+			b.Fatal(errs)
+		}
+		od, err := OpenOutDir(filepath.Join(b.TempDir(), "out"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		plan, err := Route(in, cfg, Options{PackageName: "bench", Out: od})
+		if err != nil || plan.HasErrors() {
+			b.Fatal(err, plan.Results)
+		}
+		if err := od.Write(plan); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
