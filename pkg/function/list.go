@@ -3,6 +3,8 @@ package function
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -48,6 +50,19 @@ func (l *List) WrappingKind() string { return l.s.wrapKind }
 // Item parses item i alone; it may be called from several goroutines. A
 // fallback error means the whole list must be read by kyaml instead.
 func (l *List) Item(i int) (*yaml.RNode, error) { return l.s.readItem(i) }
+
+// ReadInput reads all of r: a regular file is mapped into memory (release
+// unmaps it; nothing read from it may be used after that), anything else
+// is read in blocks (release does nothing).
+func ReadInput(r io.Reader) (data []byte, release func(), err error) {
+	if f, ok := r.(*os.File); ok {
+		if data, unmap := mapInput(f); data != nil {
+			return data, sync.OnceFunc(unmap), nil
+		}
+	}
+	data, err = readAll(r)
+	return data, func() {}, err
+}
 
 // Pack returns a compact copy of the tree under n (anchors and aliases
 // aside: items with them are refused by Item), which Unpack rebuilds.

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -116,5 +117,51 @@ func TestEncodeMatchesByteWriter(t *testing.T) {
 	}
 	if count < 300 || direct < count*9/10 {
 		t.Errorf("%d resources compared, %d of them edited directly: the direct path was not exercised", count, direct)
+	}
+}
+
+// TestSharedFilesEncodeAlike: a file that several contexts hold with the
+// same resources is encoded once; each context's copy must be what
+// encoding it for that context gives.
+func TestSharedFilesEncodeAlike(t *testing.T) {
+	in, err := readStreamReference(bytes.NewReader(gen.Bytes(gen.Options{Items: 400, Contexts: 8, Seed: 11})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := in.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, errs := function.LoadConfig(node)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	plan, err := Route(in, cfg, Options{PackageName: "p"})
+	if err != nil || plan.HasErrors() {
+		t.Fatal(err, plan.Results)
+	}
+	shared := 0
+	for _, pkg := range plan.Packages {
+		for k := range pkg.files {
+			f := &pkg.files[k]
+			if f.shared == nil {
+				continue
+			}
+			shared++
+			got, err := pkg.render(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pkg.encodeFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("context %s: shared %s differs from its own encoding:\n%s---\n%s", pkg.Context, f.path, got, want)
+			}
+		}
+	}
+	if shared < 2*len(plan.Packages) {
+		t.Errorf("only %d shared files in %d contexts: broadcast resources were not shared", shared, len(plan.Packages))
 	}
 }

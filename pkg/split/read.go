@@ -314,10 +314,11 @@ func matchesGlob(rel string) bool {
 // laid out as kpt writes it is read one item at a time on every core (see
 // function.ReadList); anything else is read whole by kyaml's reader.
 func ReadStream(r io.Reader) (*Input, error) {
-	data, err := io.ReadAll(r)
+	data, release, err := function.ReadInput(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
 	}
+	defer release() // the Input holds copies of what it needs
 	if in, err := readList(data); err == nil || !function.IsFallback(err) {
 		return in, err
 	}

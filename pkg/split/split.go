@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -73,6 +74,16 @@ type plannedFile struct {
 	path  string
 	items []int
 	data  []byte
+	// shared, when not nil, is the encoding of a file that several
+	// contexts hold with the same resources (broadcast resources): the
+	// annotated resources are the same in each, so it is encoded once.
+	shared *sharedFile
+}
+
+type sharedFile struct {
+	once sync.Once
+	data []byte
+	err  error
 }
 
 // File is one file of a context package.
@@ -164,7 +175,44 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 	if plan.HasErrors() {
 		plan.Packages = nil
 	}
+	plan.share()
 	return plan, nil
+}
+
+// share marks the files that several contexts hold with the same
+// resources, so that each is encoded once.
+func (p *Plan) share() {
+	type use struct {
+		s     *sharedFile
+		files []*plannedFile
+	}
+	byKey := map[string]*use{}
+	var key []byte
+	for _, pkg := range p.Packages {
+		for k := range pkg.files {
+			f := &pkg.files[k]
+			if f.items == nil || len(p.out.Plan.Decisions[f.items[0]].Contexts) < 2 {
+				continue
+			}
+			key = append(key[:0], f.path...)
+			for _, i := range f.items {
+				key = strconv.AppendInt(append(key, 0), int64(i), 10)
+			}
+			u := byKey[string(key)]
+			if u == nil {
+				u = &use{s: &sharedFile{}}
+				byKey[string(key)] = u
+			}
+			u.files = append(u.files, f)
+		}
+	}
+	for _, u := range byKey {
+		if len(u.files) > 1 {
+			for _, f := range u.files {
+				f.shared = u.s
+			}
+		}
+	}
 }
 
 // prepare returns resource i as its context packages hold it: a copy,
@@ -397,6 +445,15 @@ func (pkg *Package) render(k int) ([]byte, error) {
 	if f.items == nil {
 		return f.data, nil
 	}
+	if s := f.shared; s != nil {
+		s.once.Do(func() { s.data, s.err = pkg.encodeFile(f) })
+		return s.data, s.err
+	}
+	return pkg.encodeFile(f)
+}
+
+// encodeFile builds and encodes one file of resources.
+func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 	nodes, err := pkg.nodes(f)
 	if err != nil {
 		return nil, err
