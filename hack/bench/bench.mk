@@ -6,10 +6,11 @@
 
 bench: bench-go bench-process ## Go benchmarks, then the whole-process comparison with the kyaml no-op
 
-bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path
+bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
 	go test -run '^$$' -bench 'BenchmarkItemDecode' -benchtime 2000x ./pkg/function/
 	go test -run '^$$' -bench 'BenchmarkRun' -benchtime 3x ./pkg/function/
+	go test -run '^$$' -bench 'BenchmarkSplit' -benchtime 2x ./pkg/split/
 
 bench-process: $(TOOLS_BIN)/kyaml-noop ## Whole-process wall time and peak RSS vs the kyaml no-op
 	KYAML_NOOP=$(TOOLS_BIN)/kyaml-noop hack/bench/run.sh

@@ -224,7 +224,7 @@ if ((HAVE_SPLIT)); then
 		fn=${TWALL[shard-router,$n]:-0}
 		line="- $n items: split $(ratio "${TWALL[shard-router-split,$n]:-0}" "$fn")x"
 		if [[ -n ${TWALL[files-floor,$n]:-} ]]; then
-			line+=", split less the files floor $(awk -v s="${TWALL[shard-router-split,$n]}" -v f="${TWALL[files-floor,$n]}" -v b="$fn" 'BEGIN { if (b > 0) printf "%.3f", (s - f) / b; else print "-" }')x"
+			line+=", creating the same files alone (cp -r) $(ratio "${TWALL[files-floor,$n]}" "$fn")x"
 		fi
 		if [[ -n ${TWALL[split-tmpfs,$n]:-} ]]; then
 			line+=", split to tmpfs $(ratio "${TWALL[split-tmpfs,$n]}" "$fn")x"
