@@ -353,3 +353,27 @@ func TestReaderKeepsAnchoredResourcesWhole(t *testing.T) {
 		t.Errorf("%d resources kept as nodes, want the anchored one", anchored)
 	}
 }
+
+// TestReadStreamFromFile: a regular file on stdin is mapped, not copied;
+// the resources must outlive the mapping.
+func TestReadStreamFromFile(t *testing.T) {
+	data := gen.Bytes(gen.Options{Items: 200, Contexts: 4, Seed: 12})
+	p := filepath.Join(t.TempDir(), "in.yaml")
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fromFile, err := ReadStream(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := readStreamReference(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requireSameInput(t, "stdin from a file", fromFile, ref)
+}
