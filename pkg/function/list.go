@@ -64,9 +64,13 @@ func ReadInput(r io.Reader) (data []byte, release func(), err error) {
 	return data, func() {}, err
 }
 
-// Pack returns a compact copy of the tree under n (anchors and aliases
-// aside: items with them are refused by Item), which Unpack rebuilds.
-func Pack(n *yaml.Node) []byte {
+// Pack returns a compact copy of the tree under n, which Unpack rebuilds,
+// and true; or false when the tree has anchors or aliases, which the
+// packed form does not keep.
+func Pack(n *yaml.Node) ([]byte, bool) {
+	if hasAnchors(n) {
+		return nil, false
+	}
 	buf, _ := packScratch.Get().(*[]byte)
 	if buf == nil {
 		buf = new([]byte)
@@ -74,7 +78,7 @@ func Pack(n *yaml.Node) []byte {
 	*buf = packItem((*buf)[:0], n)
 	out := bytes.Clone(*buf) // exactly sized: the packed items are kept
 	packScratch.Put(buf)
-	return out
+	return out, true
 }
 
 var packScratch sync.Pool
@@ -85,3 +89,8 @@ func Unpack(p []byte) (*yaml.Node, error) { return unpackItem(p) }
 // Parallel calls f(i) for i in [0, n) on GOMAXPROCS workers, in batches,
 // and returns one of the errors, stopping early after the first.
 func Parallel(n int, f func(i int) error) error { return parallel(n, f) }
+
+// ForEach calls f(i) for i in [0, n) on the given number of workers, one
+// index at a time (for work that waits, such as creating files), and
+// returns one of the errors, stopping early after the first.
+func ForEach(workers, n int, f func(i int) error) error { return forEach(workers, 1, n, f) }

@@ -657,10 +657,17 @@ func mappingNode(content ...*yaml.Node) *yaml.Node {
 
 func scalarNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
 
-// parallel calls f(i) for i in [0, n) on GOMAXPROCS workers and returns one
-// of the errors, stopping early after the first.
+// parallel calls f(i) for i in [0, n) on GOMAXPROCS workers, batchSize
+// indexes at a time, and returns one of the errors, stopping early after
+// the first.
 func parallel(n int, f func(i int) error) error {
-	workers := runtime.GOMAXPROCS(0)
+	return forEach(runtime.GOMAXPROCS(0), batchSize, n, f)
+}
+
+// forEach calls f(i) for i in [0, n) on the given number of workers, each
+// taking batch indexes at a time, and returns one of the errors, stopping
+// early after the first.
+func forEach(workers, batch, n int, f func(i int) error) error {
 	var next atomic.Int64
 	var failed atomic.Bool
 	var once sync.Once
@@ -671,11 +678,11 @@ func parallel(n int, f func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			for !failed.Load() {
-				lo := int(next.Add(batchSize)) - batchSize
+				lo := int(next.Add(int64(batch))) - batch
 				if lo >= n {
 					return
 				}
-				for i := lo; i < min(lo+batchSize, n); i++ {
+				for i := lo; i < min(lo+batch, n); i++ {
 					if err := f(i); err != nil {
 						once.Do(func() { first = err })
 						failed.Store(true)

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -128,17 +127,9 @@ func TestSharedFilesEncodeAlike(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	node, err := in.Config()
+	plan, err := runRoute(t, in, nil, &Options{PackageName: "p"})
 	if err != nil {
 		t.Fatal(err)
-	}
-	cfg, errs := function.LoadConfig(node)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	plan, err := Route(in, cfg, Options{PackageName: "p"})
-	if err != nil || plan.HasErrors() {
-		t.Fatal(err, plan.Results)
 	}
 	shared := 0
 	for _, pkg := range plan.Packages {

@@ -61,17 +61,9 @@ func TestPropertySplitUnion(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			node, err := in.Config()
+			plan, err := runRoute(t, in, nil, &Options{PackageName: "pkg"})
 			if err != nil {
-				t.Fatal(err)
-			}
-			cfg, results := function.LoadConfig(node)
-			if len(results) > 0 {
-				t.Fatal(results)
-			}
-			plan, err := Route(in, cfg, Options{PackageName: "pkg"})
-			if err != nil || plan.HasErrors() {
-				t.Fatalf("split refused what the function routed: %v %v", err, errorResults(plan.Results))
+				t.Fatalf("split refused what the function routed: %v", err)
 			}
 			// want[context][id] = the item as routed.
 			want := map[string]map[string]string{}

@@ -97,17 +97,16 @@ type read struct {
 }
 
 // readNode takes what split needs from a resource node. With pack, the
-// node is kept packed unless it has anchors or aliases (which Pack does
-// not keep).
+// node is kept packed when function.Pack can keep it.
 func readNode(n *yaml.RNode, pack bool) read {
-	r := read{item: function.ItemOf(n), loc: locate(n)}
+	r := read{item: function.ItemOf(n), loc: locate(n), node: n}
 	r.keep = isKptfile(n) || isShardConfig(n)
-	// The document node, when the reader kept one, holds the comments
-	// above the resource.
-	if pack && !hasAnchors(n.Document()) {
-		r.packed = function.Pack(n.Document())
-	} else {
-		r.node = n
+	if pack {
+		// The document node, when the reader kept one, holds the comments
+		// above the resource.
+		if p, ok := function.Pack(n.Document()); ok {
+			r.packed, r.node = p, nil
+		}
 	}
 	return r
 }
@@ -163,18 +162,6 @@ func isShardConfig(n *yaml.RNode) bool {
 	return n.GetApiVersion() == v1alpha1.APIVersion && n.GetKind() == v1alpha1.Kind
 }
 
-func hasAnchors(n *yaml.Node) bool {
-	if n.Anchor != "" || n.Kind == yaml.AliasNode {
-		return true
-	}
-	for _, c := range n.Content {
-		if hasAnchors(c) {
-			return true
-		}
-	}
-	return false
-}
-
 // ReadPackage reads a package directory as `kpt fn source` does (kyaml's
 // LocalPackageReader with kpt's options: .krmignore, subpackages, the
 // Kptfile, YAML and JSON files), one file at a time on every core. Files
@@ -189,7 +176,7 @@ func ReadPackage(dir string, outDirs ...string) (*Input, error) {
 	// lists the files; each is then read as its readFile reads it.
 	var files []string
 	_, err = packageReader(abs, func(rel string) bool {
-		if !skip(rel) && matchesGlob(rel) {
+		if !skip(rel) && matchesKRM(filepath.ToSlash(rel)) { // the reader's last check
 			files = append(files, rel)
 		}
 		return true
@@ -298,16 +285,6 @@ func packageReader(abs string, skip func(string) bool) kio.LocalPackageReader {
 		WrapBareSeqNode:    true,
 		FileSkipFunc:       skip,
 	}
-}
-
-// matchesGlob is the reader's last file check, after its skip function.
-func matchesGlob(rel string) bool {
-	for _, g := range matchAllKRM {
-		if ok, _ := filepath.Match(g, filepath.Base(rel)); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadStream reads a ResourceList or a plain YAML stream. A ResourceList

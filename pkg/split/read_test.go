@@ -66,20 +66,13 @@ func dumpPlan(t *testing.T, plan *Plan) string {
 	return b.String()
 }
 
-// planOf routes an input with its own config, "" when it has none that loads.
+// planOf routes an input with its own config: the plan's results and
+// files, or why there is no plan.
 func planOf(t *testing.T, in *Input) string {
 	t.Helper()
-	node, err := in.Config()
-	if err != nil {
-		return "no config: " + err.Error()
-	}
-	cfg, errs := function.LoadConfig(node)
-	if len(errs) > 0 {
-		return "invalid config"
-	}
-	plan, err := Route(in, cfg, Options{PackageName: "pkg"})
-	if err != nil {
-		return "error: " + err.Error()
+	plan, err := runRoute(t, in, nil, &Options{PackageName: "pkg"})
+	if plan == nil {
+		return "no plan: " + err.Error()
 	}
 	return dumpPlan(t, plan)
 }

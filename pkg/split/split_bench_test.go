@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -19,23 +18,11 @@ func BenchmarkSplit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		node, err := in.Config()
-		if err != nil {
-			b.Fatal(err)
-		}
-		cfg, errs := function.LoadConfig(node)
-		if len(errs) > 0 {
-			b.Fatal(errs)
-		}
 		od, err := OpenOutDir(filepath.Join(b.TempDir(), "out"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		plan, err := Route(in, cfg, Options{PackageName: "bench", Out: od})
-		if err != nil || plan.HasErrors() {
-			b.Fatal(err, plan.Results)
-		}
-		if err := od.Write(plan); err != nil {
+		if _, err := runRoute(b, in, od, &Options{PackageName: "bench"}); err != nil {
 			b.Fatal(err)
 		}
 	}

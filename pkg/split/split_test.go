@@ -175,7 +175,9 @@ func splitDir(t *testing.T, pkg, out string) (*Plan, error) {
 	return runRoute(t, in, od, nil)
 }
 
-func runRoute(t *testing.T, in *Input, od *OutDir, opts *Options) (*Plan, error) {
+// runRoute routes the input with its own config, then writes the plan to
+// od when it is not nil, as `shard-router split` does.
+func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Plan, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {

@@ -10,10 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/function"
 )
 
 const (
@@ -188,35 +189,16 @@ func stage(dir string, pkgs []*Package) error {
 			jobs = append(jobs, job{pkg, k, p})
 		}
 	}
-	var (
-		made   sync.Map // directories known to exist
-		next   atomic.Int64
-		failed atomic.Bool
-		once   sync.Once
-		first  error
-		wg     sync.WaitGroup
-	)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !failed.Load() {
-				i := int(next.Add(1)) - 1
-				if i >= len(jobs) {
-					return
-				}
-				j := jobs[i]
-				err := writeFile(j.pkg, j.k, j.p, &made)
-				if err != nil {
-					once.Do(func() { first = fmt.Errorf("writing context %q: %w", j.pkg.Context, err) })
-					failed.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if first != nil {
-		return first
+	var made sync.Map // directories known to exist
+	err := function.ForEach(writers, len(jobs), func(i int) error {
+		j := jobs[i]
+		if err := writeFile(j.pkg, j.k, j.p, &made); err != nil {
+			return fmt.Errorf("writing context %q: %w", j.pkg.Context, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, pkg := range pkgs {
 		files := make([]string, len(pkg.files))
