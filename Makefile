@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/shard-router/shard-router/pkg/cli.Version=$(VERSI
 IMAGE ?= localhost/shard-router:$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: help build test e2e tools tools-kpt tools-cluster fmt vet verify clean
+.PHONY: help build test test-slow docs e2e tools tools-kpt tools-cluster fmt vet verify clean
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -17,8 +17,14 @@ help: ## List the targets
 build: ## Build bin/shard-router (static)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/shard-router ./cmd/shard-router
 
-test: ## Unit, golden and fuzz-seed tests (fast, hermetic)
-	go test ./cmd/... ./pkg/...
+test: ## The fast tier: unit, golden and fuzz-seed tests (go test -short, hermetic)
+	go test -short ./cmd/... ./internal/... ./pkg/...
+
+test-slow: tools-kpt ## The whole suite, with what -short skips: big inputs, strace, the real kpt
+	go test -timeout 30m ./cmd/... ./internal/... ./pkg/...
+
+docs: ## Regenerate the command reference (docs/reference) from the commands' help
+	go run ./hack/docs
 
 tools-kpt: ## Build kpt and the kyaml no-op function into .tools/bin
 	$(MAKE) -C tools kpt BIN=$(TOOLS_BIN)

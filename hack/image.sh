@@ -26,7 +26,7 @@ go_image=${GO_IMAGE:-$(sed -n 's/^ARG GO_IMAGE=//p' "$repo/Dockerfile")}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$repo/hack/containers.conf}
 
 if ! command -v podman >/dev/null; then
-	echo "image.sh: podman is not installed (hack/install-podman.sh installs it)" >&2
+	echo "image.sh: podman is not installed (hack/install-packages.sh installs it)" >&2
 	exit 1
 fi
 

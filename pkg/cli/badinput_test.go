@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/cli"
 )
 
@@ -253,7 +254,7 @@ func badCases() []badCase {
 			file: "shards.yaml", resource: "function config", also: []string{"aliasing"}, maxAlloc: 256 << 20},
 		{name: "input/a 20 MB item", stdin: withItems(nsA, obj{apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "huge", path: "team-a/huge.yaml",
 			body: "  data: {blob: " + big + "}\n"}, obj{apiVersion: "v1", kind: "ConfigMap", namespace: "team-z", name: "orphan", path: "team-z/orphan.yaml"}),
-			file: "team-z/orphan.yaml", resource: "ConfigMap team-z/orphan", field: "metadata.labels"},
+			file: "team-z/orphan.yaml", resource: "ConfigMap team-z/orphan", field: "metadata.labels", slow: true},
 		{name: "input/200k items", in: manyItems(200_000), items: 200_001, mayPass: true, slow: true},
 		{name: "input/empty stream", stdin: "", stdout: empty, also: []string{"input is empty", "ResourceList"}},
 		{name: "input/only a document separator", stdin: "---\n", stdout: empty, also: []string{"ResourceList"}},
@@ -525,8 +526,8 @@ func TestBadInputMatrix(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.slow && testing.Short() {
-				t.Skip("slow: a large input")
+			if tc.slow {
+				testenv.Slow(t, "a large input")
 			}
 			input := []byte(tc.stdin)
 			if tc.in != nil {
@@ -685,12 +686,10 @@ func getFile(t *testing.T, path string) string {
 // open the Go runtime's /proc and /sys files and its own executable, and
 // must create, remove, rename and connect nothing.
 func TestFunctionModeTouchesNoFiles(t *testing.T) {
+	testenv.Slow(t, "builds the binary and runs it under strace")
 	strace, err := exec.LookPath("strace")
 	if err != nil {
-		t.Skip("strace is not installed")
-	}
-	if testing.Short() {
-		t.Skip("builds the binary")
+		testenv.Missing(t, "strace", "Debian: apt-get install strace; .ci/run installs it")
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "shard-router")

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/shard-router/shard-router/internal/testenv"
 )
 
 // execCLI runs the command line and returns its exit code, stdout and stderr.
@@ -160,13 +162,13 @@ func kptBinary(t *testing.T) string {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			t.Skip("no go.mod above the test directory")
+			t.Fatal("no go.mod above the test directory")
 		}
 		dir = parent
 	}
 	p := filepath.Join(dir, ".tools", "bin", "kpt")
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("kpt is not built (%s missing): run `make tools-kpt`, or set KPT", p)
+		testenv.Missing(t, p, "run `make tools-kpt`, or set KPT")
 	}
 	return p
 }
@@ -174,6 +176,7 @@ func kptBinary(t *testing.T) string {
 // TestSplitWithKpt checks with the real kpt that each context directory is
 // a package kpt reads and whose inventory kpt live accepts.
 func TestSplitWithKpt(t *testing.T) {
+	testenv.Slow(t, "runs the real kpt")
 	kpt := kptBinary(t)
 	pkg := copySplitPackage(t)
 	out := filepath.Join(t.TempDir(), "out")

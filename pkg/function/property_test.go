@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
@@ -112,9 +113,10 @@ func (p *propPackage) resourceList() []byte {
 	return []byte(b.String())
 }
 
-// propSeed runs f for n seeded iterations, naming the seed on failure.
+// propSeed runs f for n seeded iterations (a quarter of them in the fast
+// tier), naming the seed on failure.
 func propSeed(t *testing.T, n int, f func(t *testing.T, rnd *rand.Rand)) {
-	for seed := uint64(1); seed <= uint64(n); seed++ {
+	for seed := uint64(1); seed <= uint64(testenv.Iterations(n)); seed++ {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			f(t, rand.New(rand.NewPCG(seed, 7)))
 		})

@@ -118,7 +118,7 @@ func TestStreamMatchesReferenceGenerated(t *testing.T) {
 func TestStreamMatchesReferenceGolden(t *testing.T) {
 	inputs := goldenInputs(t)
 	if len(inputs) == 0 {
-		t.Skip("no golden inputs in testdata/*/input.yaml")
+		t.Fatal("no golden inputs in testdata/*/input.yaml")
 	}
 	for f, data := range inputs {
 		fast, ref, streamed, reason := runBoth(t, data)

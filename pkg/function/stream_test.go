@@ -17,6 +17,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -346,6 +347,7 @@ func TestStreamMatchesReferenceMutated(t *testing.T) {
 // TestRunInputKinds: a file (mapped), a pipe (read in blocks, here several)
 // and any other reader give the same output.
 func TestRunInputKinds(t *testing.T) {
+	testenv.Slow(t, "3,500 items, three times")
 	input := gen.Bytes(gen.Options{Items: 3500, Contexts: 8, Seed: 12}) // over one 4 MB block
 	var want bytes.Buffer
 	if err := Run(bytes.NewReader(input), &want); err != nil {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
@@ -44,7 +45,7 @@ func idOf(n *yaml.RNode) string {
 // annotates it; nothing else.
 func TestPropertySplitUnion(t *testing.T) {
 	var checked, broadcast int
-	for seed := uint64(1); seed <= 120; seed++ {
+	for seed := uint64(1); seed <= uint64(testenv.Iterations(120)); seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 11))
 		o := gen.Options{Items: 1 + rnd.IntN(40), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {

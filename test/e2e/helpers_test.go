@@ -26,6 +26,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shard-router/shard-router/internal/testenv"
 )
 
 // Env names the helpers read.
@@ -33,9 +35,6 @@ const (
 	// EnvShardRouter, when set, is the shard-router binary to test instead
 	// of one built from the working tree.
 	EnvShardRouter = "SHARD_ROUTER"
-	// EnvCI is "true" in CI (.ci/run), where a missing prerequisite is a
-	// failure rather than a skip.
-	EnvCI = "CI"
 )
 
 // Timeouts for the commands the tests run. They only stop a hung process;
@@ -150,15 +149,10 @@ func shardRouter(t testing.TB) string {
 func requireProgram(t testing.TB, name, hint string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
-	if err == nil {
-		return p
+	if err != nil {
+		testenv.Missing(t, name, fmt.Sprintf("%s: %v", hint, err))
 	}
-	msg := fmt.Sprintf("%s is not installed (%s): %v", name, hint, err)
-	if os.Getenv(EnvCI) == "true" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return p
 }
 
 // cmdSpec says how to run a command. The zero value runs in the test's

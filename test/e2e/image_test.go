@@ -22,10 +22,10 @@ const testImage = "localhost/shard-router:e2e"
 // byte-identical to kpt fn eval --exec. It also checks least privilege: the
 // image runs as non-root, and works with a read-only root filesystem and no
 // network. Without podman it fails in CI (which installs it with
-// hack/install-podman.sh) and is skipped elsewhere.
+// hack/install-packages.sh) and is skipped elsewhere.
 func TestImage(t *testing.T) {
-	podman := requireProgram(t, "podman", "hack/install-podman.sh installs podman and runc")
-	requireProgram(t, "runc", "hack/install-podman.sh installs podman and runc")
+	podman := requireProgram(t, "podman", "hack/install-packages.sh installs podman and runc")
+	requireProgram(t, "runc", "hack/install-packages.sh installs podman and runc")
 	kpt := toolPath(t, "kpt")
 	bin := shardRouter(t)
 	root := repoRoot(t)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -17,11 +18,12 @@ func discoveryDir(t *testing.T) string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
-		t.Skipf("cannot ask go for GOMODCACHE: %v", err)
+		t.Fatalf("cannot ask go for GOMODCACHE: %v", err)
 	}
 	dir := filepath.Join(strings.TrimSpace(string(out)), "k8s.io", "kubernetes@"+kinds.KubernetesVersion, "api", "discovery")
 	if _, err := os.Stat(filepath.Join(dir, "aggregated_v2.json")); err != nil {
-		t.Skipf("k8s.io/kubernetes@%s is not in the module cache (run go generate ./pkg/kinds to fetch it): %v", kinds.KubernetesVersion, err)
+		testenv.Missing(t, "k8s.io/kubernetes@"+kinds.KubernetesVersion+" in the module cache",
+			"go generate ./pkg/kinds fetches it; so does make tools-cluster")
 	}
 	return dir
 }

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs podman and runc from the Debian/Ubuntu archive, for the tests that
-# run KRM functions as images (KRM_FN_RUNTIME=podman kpt fn eval --image ...).
-# Idempotent: does nothing when both are installed. Run podman with
-# CONTAINERS_CONF=hack/containers.conf (see that file for why).
+# Installs the Debian/Ubuntu packages the tests need, and does nothing when
+# they are installed:
+#   podman, runc  the tests that run KRM functions as images
+#                 (KRM_FN_RUNTIME=podman kpt fn eval --image ...); run podman
+#                 with CONTAINERS_CONF=hack/containers.conf (see that file)
+#   strace        TestFunctionModeTouchesNoFiles (make test-slow)
 set -euo pipefail
 
-packages=(podman runc)
+packages=(podman runc strace)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -14,7 +16,7 @@ for p in "${packages[@]}"; do
 	fi
 done
 if [ "${#missing[@]}" -eq 0 ]; then
-	echo "podman and runc are already installed"
+	echo "${packages[*]}: already installed"
 	exit 0
 fi
 
