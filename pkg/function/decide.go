@@ -2,7 +2,6 @@ package function
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -129,10 +128,9 @@ func (c *Config) Decide(items []Item) *Outcome {
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
 		c.checkDataStoreChange(out, it, names, stores, spec.AllowDataStoreChanges)
 	}
-	// capacity assigns every routed item's datastores once; the summary is
-	// read from it.
+	// One info result per context and per datastore (objects and bytes),
+	// after the placements.
 	capacity := c.capacity(items, out)
-	out.Results = append(out.Results, summary(out.Capacity)...)
 	out.Results = append(out.Results, c.placements(items, out)...)
 	out.Results = append(out.Results, capacity...)
 	return out
@@ -167,32 +165,6 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 			out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, msg+"; copy the data first and set spec.allowDataStoreChanges: true (see the README)"))
 		}
 	}
-}
-
-// summary reports, per context, how many resources it receives per
-// datastore (the datastores that receive any, by name).
-func summary(capa *Capacity) framework.Results {
-	var res framework.Results
-	for _, cc := range capa.Contexts {
-		var stores []DataStoreCapacity
-		for _, ds := range cc.DataStores {
-			if ds.Objects > 0 {
-				stores = append(stores, ds)
-			}
-		}
-		sort.Slice(stores, func(a, b int) bool { return stores[a].Name < stores[b].Name })
-		parts := make([]string, len(stores))
-		for k, ds := range stores {
-			parts[k] = fmt.Sprintf("%s: %d", ds.Name, ds.Objects)
-		}
-		msg := fmt.Sprintf("context %q: %d resources", cc.Name, cc.Objects)
-		if len(parts) > 0 {
-			msg += " (" + strings.Join(parts, ", ") + ")"
-		}
-		res = append(res, &framework.Result{Severity: framework.Info, Message: msg,
-			Tags: map[string]string{"context": cc.Name}})
-	}
-	return res
 }
 
 func severity(s route.Severity) framework.Severity {

@@ -533,8 +533,8 @@ func resultResource(r *framework.Result) string {
 	return r.ResourceRef.Kind + " " + r.ResourceRef.Name
 }
 
-// TestProcessSummary checks the info result of each context: how many
-// resources it receives, per datastore.
+// TestProcessSummary checks the info results: exactly one per context and
+// one per datastore of it, with the objects each receives.
 func TestProcessSummary(t *testing.T) {
 	_, results, err := runProcessor(t, testResourceList(testNamespaces+`- {apiVersion: v1, kind: Event, metadata: {name: e1, namespace: a}}
 - {apiVersion: v1, kind: Event, metadata: {name: e2, namespace: a}}
@@ -545,24 +545,31 @@ func TestProcessSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Namespace a, ClusterRole r; Events e1, e2; Lease l1. Key: context/datastore.
 	want := map[string]string{
-		// Namespace a, ClusterRole r; Events e1, e2; Lease l1
-		"c00": `context "c00": 5 resources (default: 2, events: 2, leases: 1)`,
-		"c01": `context "c01": 3 resources (default: 2, events: 1)`,
-		"c02": `context "c02": 2 resources (default: 2)`,
+		"c00/": "5", "c00/default": "2", "c00/events": "2", "c00/leases": "1",
+		"c01/": "3", "c01/default": "2", "c01/events": "1",
+		"c02/": "2", "c02/default": "2",
 	}
-	found := map[string]bool{}
+	got := map[string]string{}
 	for _, r := range results {
-		if r.Severity != framework.Info {
+		if r.Severity != framework.Info || r.Tags["objects"] == "" {
 			continue
 		}
-		if ctx := r.Tags["context"]; want[ctx] == r.Message {
-			found[ctx] = true
+		key := r.Tags["context"] + "/" + r.Tags["datastore"]
+		if _, dup := got[key]; dup {
+			t.Errorf("two info results for %s", key)
+		}
+		got[key] = r.Tags["objects"]
+	}
+	for key, n := range want {
+		if got[key] != n {
+			t.Errorf("%s: %q objects, want %s (results %v)", key, got[key], n, results)
 		}
 	}
-	for ctx, msg := range want {
-		if !found[ctx] {
-			t.Errorf("no info result %q among %v", msg, results)
+	for key, n := range got {
+		if _, ok := want[key]; !ok && n != "0" {
+			t.Errorf("%s: %s objects, want none", key, n)
 		}
 	}
 }

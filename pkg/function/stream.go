@@ -391,8 +391,8 @@ func (s *streamRun) write(out io.Writer) error {
 }
 
 // resultsBatch results are marshalled at a time: yaml.v3's emitter keeps
-// every event of a document, so one document of thousands of results (a
-// summary per context) would hold them all.
+// every event of a document, so one document of thousands of results (one
+// per context and datastore) would hold them all.
 const resultsBatch = 64
 
 // writeResults writes the entries of the results sequence as the reference
