@@ -1,0 +1,25 @@
+// Command docs regenerates the command reference (docs/reference) from the
+// commands' help text: `make docs`.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/shard-router/shard-router/pkg/cli"
+)
+
+func main() {
+	dir := cli.ReferenceDir
+	if len(os.Args) > 1 {
+		dir = os.Args[1]
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := cli.WriteReference(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}

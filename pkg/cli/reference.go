@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+)
+
+// ReferenceDir is where the command reference lives, relative to the
+// repository root. The commands' help text is its only source: `make docs`
+// regenerates it and a test fails when it is stale.
+const ReferenceDir = "docs/reference"
+
+// WriteReference writes one markdown page per command into dir, from the
+// same cobra commands that print --help.
+func WriteReference(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root := NewRootCommand(Streams{In: nil, Out: io.Discard, Err: io.Discard})
+	root.DisableAutoGenTag = true
+	// The version differs between builds; the reference must not.
+	root.Version = ""
+	var disable func(*cobra.Command)
+	disable = func(c *cobra.Command) {
+		c.DisableAutoGenTag = true
+		for _, sub := range c.Commands() {
+			disable(sub)
+		}
+	}
+	disable(root)
+	link := func(name string) string { return name }
+	prepend := func(string) string { return "" }
+	return doc.GenMarkdownTreeCustom(root, filepath.Clean(dir), prepend, link)
+}
