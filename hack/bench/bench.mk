@@ -17,3 +17,9 @@ bench-process: $(TOOLS_BIN)/kyaml-noop ## Whole-process wall time and peak RSS v
 
 $(TOOLS_BIN)/kyaml-noop:
 	$(MAKE) -C tools kyaml-noop BIN=$(TOOLS_BIN)
+
+BASE ?= HEAD~1
+
+.PHONY: bench-compare
+bench-compare: ## Before/after: the shard-router of git revision BASE (default HEAD~1) against the working tree's
+	BASE=$(BASE) hack/bench/compare.sh
