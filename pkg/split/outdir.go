@@ -49,6 +49,8 @@ type OutDir struct {
 	previous []*prevContext
 	// stale are staging directories of an interrupted split.
 	stale []string
+	// digests: also read what each resource holds (plan compares it).
+	digests bool
 }
 
 // prevContext is one context directory of the previous split.
@@ -60,6 +62,16 @@ type prevContext struct {
 	// context ("" when its annotations cannot say).
 	held  map[objKey]string
 	first string // a resource it holds, for messages
+	// objs are the resources' contents and places, read for plan only.
+	objs map[objKey]prevObject
+}
+
+// prevObject is a resource of a previous context directory as plan
+// compares it: the digest of its data, and where to read it for a diff.
+type prevObject struct {
+	digest digest
+	file   string
+	pos    int // its position among the file's resources
 }
 
 type objKey struct{ group, kind, namespace, name string }
@@ -71,12 +83,18 @@ func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespac
 // split listed must be one it wrote (a regular file, never a symlink), since
 // split will delete them. It reads the resources of the previous split,
 // which count as their old placement.
-func OpenOutDir(dir string) (*OutDir, error) {
+func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, false) }
+
+// OpenPrevious inspects an output directory as OpenOutDir does, and also
+// reads what each resource of the previous split holds, for Preview.
+func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, true) }
+
+func openOutDir(dir string, digests bool) (*OutDir, error) {
 	abs, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &OutDir{Path: abs, given: dir}
+	d := &OutDir{Path: abs, given: dir, digests: digests}
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
@@ -167,6 +185,9 @@ func readMarker(p string) (contexts, files []string, err error) {
 // what it holds.
 func (d *OutDir) readContext(name string) (*prevContext, error) {
 	pc := &prevContext{name: name, held: map[objKey]string{}}
+	if d.digests {
+		pc.objs = map[objKey]prevObject{}
+	}
 	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
 		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.given, MarkerFile), name)
 	}
@@ -228,7 +249,7 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	errs := make([]error, len(files))
 	_ = function.Parallel(len(files), func(i int) error {
 		if f := files[i]; f != kptfileName && f != rgFile && matchesKRM(f) {
-			held[i], errs[i] = pc.readFile(dir, f, shown)
+			held[i], errs[i] = pc.readFile(dir, f, shown, d.digests)
 		}
 		return nil
 	})
@@ -239,6 +260,9 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 		for _, h := range held[i] {
 			if _, dup := pc.held[h.key]; !dup {
 				pc.held[h.key] = h.dataStore
+				if pc.objs != nil {
+					pc.objs[h.key] = h.obj
+				}
 			}
 			if pc.first == "" {
 				pc.first = h.desc
@@ -254,6 +278,7 @@ type heldResource struct {
 	key       objKey
 	dataStore string
 	desc      string
+	obj       prevObject
 }
 
 func matchesKRM(f string) bool {
@@ -267,7 +292,7 @@ func matchesKRM(f string) bool {
 
 // readFile reads the resources of one file of a previous context
 // directory, and the datastore each had in that context.
-func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
+func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResource, error) {
 	p := filepath.Join(dir, filepath.FromSlash(f))
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -281,7 +306,7 @@ func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
 		return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
 	}
 	var out []heldResource
-	for _, n := range nodes {
+	for pos, n := range nodes {
 		if n.YNode().Kind != yaml.MappingNode {
 			continue
 		}
@@ -296,6 +321,9 @@ func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
 			}
 		}
 		h := heldResource{key: keyOf(&it.Object), dataStore: ds}
+		if digests {
+			h.obj = prevObject{digest: digestOf(n), file: f, pos: pos}
+		}
 		if len(out) == 0 {
 			h.desc = describeNode(n) // only a file's first can be the context's first
 		}
