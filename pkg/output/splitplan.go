@@ -18,7 +18,7 @@ const MarkdownListLimit = 100
 // planTotals sums a plan's contexts.
 type planTotals struct {
 	create, update, prune, unchanged, changed int
-	mass                                     []string
+	mass                                      []string
 }
 
 func totals(p *v1alpha1.SplitPlan) planTotals {
