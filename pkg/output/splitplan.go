@@ -135,11 +135,13 @@ func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 	t := totals(p)
 	b.WriteString("### shard-router plan\n\n")
 	b.WriteString("**" + headline(p) + "**\n\n")
+	// One paragraph per warning, so that GitHub shows each on its own line.
+	var warns []string
 	if len(p.Errors) > 0 {
-		fmt.Fprintf(&b, "> :no_entry: **Refused**: %d error(s); nothing may be applied until they are fixed.\n", len(p.Errors))
+		warns = append(warns, fmt.Sprintf("> :no_entry: **Refused**: %d error(s); nothing may be applied until they are fixed.\n", len(p.Errors)))
 	}
 	if len(t.mass) > 0 {
-		fmt.Fprintf(&b, "> :warning: **Mass deletion** in %s.\n", codeList(t.mass))
+		warns = append(warns, fmt.Sprintf("> :warning: **Mass deletion** in %s.\n", codeList(t.mass)))
 	}
 	if t.prune > 0 {
 		var where []string
@@ -148,13 +150,13 @@ func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 				where = append(where, fmt.Sprintf("`%s` (%d)", c.Name, len(c.Prune)))
 			}
 		}
-		fmt.Fprintf(&b, "> :warning: **%d object(s) will be deleted** (pruned) from %s.\n", t.prune, strings.Join(where, ", "))
+		warns = append(warns, fmt.Sprintf("> :warning: **%d object(s) will be deleted** (pruned) from %s.\n", t.prune, strings.Join(where, ", ")))
 	}
 	if n := refusedCount(p); n > 0 {
-		fmt.Fprintf(&b, "> :no_entry: %d refused move(s) or datastore change(s).\n", n)
+		warns = append(warns, fmt.Sprintf("> :no_entry: %d refused move(s) or datastore change(s).\n", n))
 	}
-	if len(p.Errors) > 0 || len(t.mass) > 0 || t.prune > 0 {
-		b.WriteString("\n")
+	if len(warns) > 0 {
+		b.WriteString(strings.Join(warns, ">\n") + "\n")
 	}
 	b.WriteString("| context | state | create | update | prune | unchanged |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
 	for _, c := range p.Contexts {
