@@ -3,12 +3,14 @@ package split
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
+	"hash"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -343,74 +345,152 @@ func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
 // digest identifies an object's data as it reaches the cluster.
 type digest [sha256.Size]byte
 
-// notApplied are the annotation prefixes that never reach a cluster:
-// kpt's and kyaml's.
-var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
-
-// digestOf digests the object as data: its JSON form (sorted keys, no
-// comments or formatting) without the annotations that never reach the
-// cluster. An object JSON cannot hold is digested as YAML.
+// digestOf digests the object as data, as the API server would read it:
+// mapping keys sorted, scalars by their resolved value (quoting, block
+// style, comments and key order are formatting), without the annotations
+// that never reach the cluster (an annotations mapping left empty counts
+// as absent). It walks the node instead of decoding it: plan digests every
+// object of both the new and the previous split.
 func digestOf(n *yaml.RNode) digest {
-	var v any
-	if err := n.YNode().Decode(&v); err == nil {
-		stripNotApplied(v)
-		if data, err := json.Marshal(v); err == nil {
-			return sha256.Sum256(data)
-		}
-	}
-	c := n.Copy()
-	for _, k := range annotationKeys(c) {
-		if notAppliedKey(k) {
-			_ = c.PipeE(yaml.ClearAnnotation(k))
-		}
-	}
-	s, _ := c.String()
-	return sha256.Sum256([]byte(s))
+	h := sha256.New()
+	w := &digester{h: h}
+	w.node(n.YNode(), 0, rootPath)
+	var d digest
+	h.Sum(d[:0])
+	return d
 }
 
-func stripNotApplied(v any) {
-	obj, _ := v.(map[string]any)
-	meta, _ := obj["metadata"].(map[string]any)
-	annos, ok := meta["annotations"].(map[string]any)
-	if !ok {
+// Where the walk is, to find metadata.annotations.
+const (
+	rootPath = iota
+	metadataPath
+	annotationsPath
+	otherPath
+)
+
+type digester struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func (w *digester) write(tag byte, s string) {
+	w.buf = append(w.buf[:0], tag)
+	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
+	w.buf = append(w.buf, ':')
+	w.h.Write(w.buf)
+	io.WriteString(w.h, s)
+}
+
+func (w *digester) node(n *yaml.Node, depth, where int) {
+	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
+		n = n.Alias
+	}
+	if n == nil || depth > 512 {
+		w.write('~', "")
 		return
 	}
-	for k := range annos {
-		if notAppliedKey(k) {
-			delete(annos, k)
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			w.node(c, depth+1, where)
+		}
+	case yaml.SequenceNode:
+		w.write('[', "")
+		for _, c := range n.Content {
+			w.node(c, depth+1, otherPath)
+		}
+		w.write(']', "")
+	case yaml.MappingNode:
+		type pair struct {
+			key string
+			val *yaml.Node
+		}
+		pairs := make([]pair, 0, len(n.Content)/2)
+		for k := 0; k+1 < len(n.Content); k += 2 {
+			key := keyText(n.Content[k])
+			if where == annotationsPath && notAppliedKey(key) {
+				continue
+			}
+			pairs = append(pairs, pair{key, n.Content[k+1]})
+		}
+		sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].key < pairs[b].key })
+		w.write('{', "")
+		for _, p := range pairs {
+			next := otherPath
+			switch {
+			case where == rootPath && p.key == "metadata":
+				next = metadataPath
+			case where == metadataPath && p.key == "annotations":
+				next = annotationsPath
+				if v := resolveAlias(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
+					continue // an annotations mapping with nothing that reaches the cluster
+				}
+			}
+			w.write('k', p.key)
+			w.node(p.val, depth+1, next)
+		}
+		w.write('}', "")
+	default:
+		w.write('s', scalarValue(n))
+	}
+}
+
+// keyText is a mapping key as JSON would name it: its text (every key of a
+// Kubernetes object is a string).
+func keyText(n *yaml.Node) string {
+	if n = resolveAlias(n); n == nil || n.Kind != yaml.ScalarNode {
+		return "!!node"
+	}
+	return n.Value
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func emptyAfterStrip(m *yaml.Node) bool {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if !notAppliedKey(keyText(m.Content[k])) {
+			return false
 		}
 	}
-	if len(annos) == 0 {
-		delete(meta, "annotations")
-	}
+	return true
 }
 
-func notAppliedKey(k string) bool {
-	if k == kioutil.LegacyIdAnnotation {
-		return true
+// scalarValue is a scalar's resolved value with its type: "!!str:x",
+// "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
+func scalarValue(n *yaml.Node) string {
+	n = resolveAlias(n)
+	if n == nil {
+		return "!!null:"
 	}
-	for _, p := range notApplied {
-		if strings.HasPrefix(k, p) {
-			return true
+	if n.Kind != yaml.ScalarNode {
+		return "!!node"
+	}
+	tag := n.ShortTag()
+	switch tag {
+	case "!!null":
+		return "!!null:"
+	case "!!bool":
+		var b bool
+		if n.Decode(&b) == nil {
+			return tag + ":" + strconv.FormatBool(b)
+		}
+	case "!!int":
+		var i int64
+		if n.Decode(&i) == nil {
+			return tag + ":" + strconv.FormatInt(i, 10)
+		}
+	case "!!float":
+		var f float64
+		if n.Decode(&f) == nil {
+			return tag + ":" + strconv.FormatFloat(f, 'g', -1, 64)
 		}
 	}
-	return false
-}
-
-func annotationKeys(n *yaml.RNode) []string {
-	var keys []string
-	for k := range n.GetAnnotations() {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// ctxOrder orders contexts as the config does, then those it no longer has.
-func ctxOrder(spec *v1alpha1.ShardConfigSpec, name string) int {
-	if i := spec.ContextIndex(name); i >= 0 {
-		return i
-	}
-	return len(spec.Contexts)
+	return tag + ":" + n.Value
 }
 
 func refOf(k objKey) v1alpha1.ObjectRef {
@@ -431,4 +511,28 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// notApplied are the annotation prefixes that never reach a cluster:
+// kpt's and kyaml's.
+var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
+
+func notAppliedKey(k string) bool {
+	if k == kioutil.LegacyIdAnnotation {
+		return true
+	}
+	for _, p := range notApplied {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ctxOrder orders contexts as the config does, then those it no longer has.
+func ctxOrder(spec *v1alpha1.ShardConfigSpec, name string) int {
+	if i := spec.ContextIndex(name); i >= 0 {
+		return i
+	}
+	return len(spec.Contexts)
 }

@@ -278,3 +278,38 @@ func TestPreviewLeavesOutputAlone(t *testing.T) {
 		t.Error("plan changed the output directory")
 	}
 }
+
+func TestDigestIsData(t *testing.T) {
+	base := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    shardrouter.dev/context: x\ndata:\n  n: \"1\"\n  s: text\n  list: [a, b]\n"
+	same := []string{
+		"# a comment\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  annotations:\n    shardrouter.dev/context: 'x'\n    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/index: '3'\n  name: a\ndata:\n  list:\n  - a\n  - b\n  s: |-\n    text\n  n: '1'\n",
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a, annotations: {shardrouter.dev/context: x, config.k8s.io/id: '1'}}, data: {n: \"1\", s: \"text\", list: [\"a\", \"b\"]}}\n",
+	}
+	different := []string{
+		strings.Replace(base, `n: "1"`, "n: 1", 1),                                                            // a number, not a string
+		strings.Replace(base, "s: text", "s: other", 1),                                                       // data
+		strings.Replace(base, "shardrouter.dev/context: x", "shardrouter.dev/context: y", 1),                  // shard-router's annotation
+		strings.Replace(base, "list: [a, b]", "list: [b, a]", 1),                                              // sequence order
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    team: a\n", 1), // a user annotation
+	}
+	want := digestOf(mustParse(t, base))
+	for _, s := range same {
+		if digestOf(mustParse(t, s)) != want {
+			t.Errorf("formatting changed the digest:\n%s", s)
+		}
+	}
+	for _, s := range different {
+		if digestOf(mustParse(t, s)) == want {
+			t.Errorf("a change kept the digest:\n%s", s)
+		}
+	}
+	// Annotations that all never reach the cluster are no annotations.
+	noAnnos := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n"
+	if digestOf(mustParse(t, noAnnos)) != digestOf(mustParse(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '0'\n")) {
+		t.Error("an annotations mapping of kpt's annotations only is a change")
+	}
+	// Integers as YAML writes them in several ways are one number.
+	if digestOf(mustParse(t, "a: 0x10\nb: true\n")) != digestOf(mustParse(t, "a: 16\nb: true\n")) {
+		t.Error("0x10 and 16 differ")
+	}
+}
