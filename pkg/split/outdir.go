@@ -3,6 +3,7 @@ package split
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,9 +50,18 @@ type OutDir struct {
 	previous []*prevContext
 	// stale are staging directories of an interrupted split.
 	stale []string
-	// digests: also read what each resource holds (plan compares it).
-	digests bool
+	// read is how the previous split's files are read: parsed (split),
+	// parsed and digested, or scanned (plan; see scanFile).
+	read readMode
 }
+
+type readMode int
+
+const (
+	readParse readMode = iota
+	readDigests
+	readScan
+)
 
 // prevContext is one context directory of the previous split.
 type prevContext struct {
@@ -62,8 +72,18 @@ type prevContext struct {
 	// context ("" when its annotations cannot say).
 	held  map[objKey]string
 	first string // a resource it holds, for messages
-	// objs are the resources' contents and places, read for plan only.
+	// objs are the resources' contents and places, read for plan only:
+	// all of them, or with readScan those of the files parsed so far.
 	objs map[objKey]prevObject
+	// scanned are the files read by scanFile (readScan), by path.
+	scanned map[string]*scannedFile
+}
+
+// scannedFile is a file of the previous split that plan did not parse:
+// the hash of its bytes and the resources scanFile found in it.
+type scannedFile struct {
+	sum  digest
+	held []heldResource
 }
 
 // prevObject is a resource of a previous context directory as plan
@@ -83,18 +103,18 @@ func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespac
 // split listed must be one it wrote (a regular file, never a symlink), since
 // split will delete them. It reads the resources of the previous split,
 // which count as their old placement.
-func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, false) }
+func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, readParse) }
 
-// OpenPrevious inspects an output directory as OpenOutDir does, and also
-// reads what each resource of the previous split holds, for Preview.
-func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, true) }
+// OpenPrevious inspects an output directory as OpenOutDir does, for
+// Preview, which reads what each resource of the previous split holds.
+func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, readScan) }
 
-func openOutDir(dir string, digests bool) (*OutDir, error) {
+func openOutDir(dir string, read readMode) (*OutDir, error) {
 	abs, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &OutDir{Path: abs, given: dir, digests: digests}
+	d := &OutDir{Path: abs, given: dir, read: read}
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
@@ -185,8 +205,11 @@ func readMarker(p string) (contexts, files []string, err error) {
 // what it holds.
 func (d *OutDir) readContext(name string) (*prevContext, error) {
 	pc := &prevContext{name: name, held: map[objKey]string{}}
-	if d.digests {
+	if d.read != readParse {
 		pc.objs = map[objKey]prevObject{}
+	}
+	if d.read == readScan {
+		pc.scanned = map[string]*scannedFile{}
 	}
 	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
 		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.given, MarkerFile), name)
@@ -246,10 +269,16 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	// Read the files on every core; merge in file order, so the first
 	// file that holds a resource wins, as when reading one by one.
 	held := make([][]heldResource, len(files))
+	scans := make([]*scannedFile, len(files))
 	errs := make([]error, len(files))
 	_ = function.Parallel(len(files), func(i int) error {
 		if f := files[i]; f != kptfileName && f != rgFile && matchesKRM(f) {
-			held[i], errs[i] = pc.readFile(dir, f, shown, d.digests)
+			if d.read == readScan {
+				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
+					return nil
+				}
+			}
+			held[i], errs[i] = pc.readFile(dir, f, shown, d.read != readParse)
 		}
 		return nil
 	})
@@ -257,10 +286,14 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
+		if scans[i] != nil {
+			pc.scanned[files[i]] = scans[i]
+			held[i] = scans[i].held
+		}
 		for _, h := range held[i] {
 			if _, dup := pc.held[h.key]; !dup {
 				pc.held[h.key] = h.dataStore
-				if pc.objs != nil {
+				if pc.objs != nil && scans[i] == nil {
 					pc.objs[h.key] = h.obj
 				}
 			}
@@ -271,6 +304,66 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	}
 	return pc, nil
 }
+
+// scan reads a file with scanFile; nil when scanFile does not take it.
+func scan(dir, f, ctx string) (*scannedFile, error) {
+	if !strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, ".yml") {
+		return nil, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // readFile says the same
+	}
+	if err != nil {
+		return nil, err
+	}
+	held, ok := scanFile(data, ctx)
+	if !ok {
+		return nil, nil
+	}
+	return &scannedFile{sum: sha256.Sum256(data), held: held}, nil
+}
+
+// parseScanned parses the scanned files that Preview cannot settle by their
+// bytes, and checks what scanFile read from each against the parse.
+func (pc *prevContext) parseScanned(d *OutDir, keep func(file string) bool) error {
+	var files []string
+	for f := range pc.scanned {
+		if !keep(f) {
+			files = append(files, f)
+		}
+	}
+	dir, shown := filepath.Join(d.Path, pc.name), filepath.Join(d.given, pc.name)
+	held := make([][]heldResource, len(files))
+	errs := make([]error, len(files))
+	_ = function.Parallel(len(files), func(i int) error {
+		held[i], errs[i] = pc.readFile(dir, files[i], shown, true)
+		return nil
+	})
+	for i, f := range files {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		s := pc.scanned[f]
+		if len(s.held) != len(held[i]) {
+			return errScanMismatch
+		}
+		for k, h := range held[i] {
+			if h.key != s.held[k].key || h.dataStore != s.held[k].dataStore {
+				return errScanMismatch
+			}
+			if _, ok := pc.objs[h.key]; !ok {
+				pc.objs[h.key] = h.obj
+			}
+		}
+		delete(pc.scanned, f)
+	}
+	return nil
+}
+
+// errScanMismatch: scanFile read a file otherwise than the parser; Preview
+// starts over, parsing every file.
+var errScanMismatch = errors.New("scanned and parsed contents differ")
 
 // heldResource is a resource of a previous context directory and the
 // datastore it had in that context.

@@ -3,6 +3,7 @@ package split
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -51,11 +52,20 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil
 	}
-	if opts.Out != nil && !opts.Out.digests {
+	if opts.Out != nil && opts.Out.read == readParse {
 		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with OpenPrevious")
 	}
 	pv := &preview{sp: sp, cfg: cfg, out: opts.Out, doc: doc}
 	pv.place()
+	if err := pv.settleScanned(); errors.Is(err, errScanMismatch) {
+		// Never guess: read the previous split again, parsing every file.
+		if opts.Out, err = openOutDir(opts.Out.given, readDigests); err != nil {
+			return nil, nil, err
+		}
+		return Preview(in, cfg, opts, popts)
+	} else if err != nil {
+		return nil, nil, err
+	}
 	if err := pv.digestNew(); err != nil {
 		return nil, nil, err
 	}
@@ -95,6 +105,82 @@ type preview struct {
 	digests  []digest
 	// updates are the updated items per context, for the diffs.
 	updates map[string][]update
+	// same are, per context of the config, the objects of files that the
+	// new split would write byte for byte as the previous one did.
+	same []map[objKey]bool
+}
+
+// settleScanned compares, with the previous split read by scanFile, each
+// file the new split would write with the previous file at its path: when
+// their bytes are equal, its objects are unchanged, and what scanFile read
+// must be those objects. Every other scanned file is parsed and checked
+// against what scanFile read. errScanMismatch reports a difference.
+func (pv *preview) settleScanned() error {
+	names := pv.cfg.Router.Names()
+	pv.same = make([]map[objKey]bool, len(names))
+	if pv.out == nil || pv.out.read != readScan {
+		return nil
+	}
+	type job struct {
+		pkg  *Package
+		ctx  int
+		k    int
+		prev *scannedFile
+	}
+	var jobs []job
+	matched := map[*prevContext]map[string]bool{}
+	for _, pkg := range pv.sp.Packages { // none when the split has errors
+		pc := pv.out.context(pkg.Context)
+		if pc == nil || len(pc.scanned) == 0 {
+			continue
+		}
+		ctx := slices.Index(names, pkg.Context)
+		for k, f := range pkg.files {
+			if s := pc.scanned[f.path]; s != nil && f.items != nil {
+				jobs = append(jobs, job{pkg, ctx, k, s})
+			}
+		}
+		matched[pc] = map[string]bool{}
+	}
+	equal := make([]bool, len(jobs))
+	err := function.Parallel(len(jobs), func(j int) error {
+		data, err := jobs[j].pkg.render(jobs[j].k)
+		if err != nil {
+			return err
+		}
+		equal[j] = sha256.Sum256(data) == jobs[j].prev.sum
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for j, jb := range jobs {
+		if !equal[j] {
+			continue
+		}
+		f := &jb.pkg.files[jb.k]
+		if len(f.items) != len(jb.prev.held) {
+			return errScanMismatch
+		}
+		if pv.same[jb.ctx] == nil {
+			pv.same[jb.ctx] = map[objKey]bool{}
+		}
+		for n, i := range f.items {
+			it := &pv.sp.items[i]
+			h := jb.prev.held[n]
+			if h.key != keyOf(&it.Object) || h.dataStore != pv.cfg.DataStore.Assign(jb.ctx, it.APIVersion, it.Kind) {
+				return errScanMismatch
+			}
+			pv.same[jb.ctx][h.key] = true
+		}
+		matched[pv.out.context(jb.pkg.Context)][f.path] = true
+	}
+	for _, pc := range pv.out.previous {
+		if err := pc.parseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type update struct {
@@ -123,8 +209,12 @@ func (pv *preview) place() {
 func (pv *preview) digestNew() error {
 	pv.digests = make([]digest, len(pv.contexts))
 	return function.Parallel(len(pv.contexts), func(i int) error {
-		if pv.contexts[i] == nil {
-			return nil
+		same := true
+		for _, c := range pv.contexts[i] {
+			same = same && pv.same[c][keyOf(&pv.sp.items[i].Object)]
+		}
+		if pv.contexts[i] == nil || same {
+			return nil // nowhere, or unchanged wherever it goes
 		}
 		n, err := pv.sp.prepare(i)
 		if err != nil {
@@ -157,12 +247,15 @@ func (pv *preview) compare() []pruneCount {
 			cp.State = v1alpha1.ContextKept
 		}
 		var prev map[objKey]prevObject
+		var held map[objKey]string
 		if pc != nil {
-			prev = pc.objs
+			prev, held = pc.objs, pc.held
 		}
 		for k, i := range perCtx[c] {
 			p, ok := prev[k]
 			switch {
+			case pv.same[c][k]:
+				cp.Unchanged++
 			case !ok:
 				cp.Create = append(cp.Create, refOf(k))
 			case p.digest != pv.digests[i]:
@@ -172,9 +265,9 @@ func (pv *preview) compare() []pruneCount {
 				cp.Unchanged++
 			}
 		}
-		cp.Previous = len(prev)
+		cp.Previous = len(held)
 		pruned := 0
-		for k := range prev {
+		for k := range held {
 			if _, ok := perCtx[c][k]; !ok && !pv.unknown[k] {
 				cp.Prune = append(cp.Prune, refOf(k))
 			}
@@ -182,8 +275,8 @@ func (pv *preview) compare() []pruneCount {
 				pruned++
 			}
 		}
-		if len(prev) > 0 {
-			counts = append(counts, pruneCount{name, len(prev), pruned})
+		if len(held) > 0 {
+			counts = append(counts, pruneCount{name, len(held), pruned})
 		}
 		pv.doc.Contexts = append(pv.doc.Contexts, cp)
 	}
@@ -197,8 +290,8 @@ func (pv *preview) compare() []pruneCount {
 		sort.Strings(dropped)
 		for _, name := range dropped {
 			pc := pv.out.context(name)
-			cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.objs)}
-			for k := range pc.objs {
+			cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.held)}
+			for k := range pc.held {
 				cp.Prune = append(cp.Prune, refOf(k))
 			}
 			pv.doc.Contexts = append(pv.doc.Contexts, cp)
@@ -226,7 +319,7 @@ func (pv *preview) movesAndDataStores() {
 	applied := map[objKey][]string{}
 	if pv.out != nil {
 		for _, pc := range pv.out.previous {
-			for k := range pc.objs {
+			for k := range pc.held {
 				applied[k] = append(applied[k], pc.name)
 			}
 		}
