@@ -107,12 +107,13 @@ func TestPlanMarkdownGolden(t *testing.T) {
 
 func TestPlanMarkdownNoChanges(t *testing.T) {
 	p := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind),
-		Contexts: []v1alpha1.ContextPlan{{Name: "a", State: v1alpha1.ContextKept, Unchanged: 3, Previous: 3}}}
+		Contexts: []v1alpha1.ContextPlan{{Name: "a|b", State: v1alpha1.ContextKept, Unchanged: 3, Previous: 3}}}
 	var b bytes.Buffer
 	if err := RenderPlanMarkdown(&b, p); err != nil {
 		t.Fatal(err)
 	}
-	if md := b.String(); !strings.Contains(md, "**No changes.**") || strings.Contains(md, ":warning:") || strings.Contains(md, "<details>") {
+	if md := b.String(); !strings.Contains(md, "**No changes.**") || strings.Contains(md, ":warning:") || strings.Contains(md, "<details>") ||
+		!strings.Contains(md, "| `a\\|b` | kept | 0 | 0 | 0 | 3 |") {
 		t.Errorf("markdown:\n%s", md)
 	}
 }

@@ -167,7 +167,7 @@ func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 		if c.MassPrune {
 			prune += " :warning:"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s | %d |\n", c.Name, c.State, len(c.Create), len(c.Update), prune, c.Unchanged)
+		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s | %d |\n", cell(c.Name), c.State, len(c.Create), len(c.Update), prune, c.Unchanged)
 	}
 	section := func(title string, n int, body func()) {
 		if n == 0 {
@@ -196,7 +196,7 @@ func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 	section("Datastore changes", len(p.DataStoreChanges), func() {
 		b.WriteString("| object | context | from | to | |\n| --- | --- | --- | --- | --- |\n")
 		for _, d := range p.DataStoreChanges {
-			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s |\n", d.Ref, d.Context, d.From, d.To, refusedCell(d.Refused))
+			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s |\n", d.Ref, cell(d.Context), d.From, d.To, refusedCell(d.Refused))
 		}
 	})
 	for _, c := range p.Contexts {
@@ -258,13 +258,17 @@ func refusedCell(refused bool) string {
 	return "allowed"
 }
 
+// cell keeps a name from ending a markdown table cell (GitHub needs \| even
+// in code spans).
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
 func codeList(names []string) string {
 	if len(names) == 0 {
 		return "(none)"
 	}
 	q := make([]string, len(names))
 	for i, n := range names {
-		q[i] = "`" + n + "`"
+		q[i] = "`" + cell(n) + "`"
 	}
 	return strings.Join(q, ", ")
 }
