@@ -16,6 +16,10 @@
 #                         creating files on a disk
 #   files-floor           `cp -r` of split's output to another directory
 #                         beside it: what creating those files costs here
+#   plan-tmpfs            `shard-router plan - --previous DIR` against
+#                         split-tmpfs's output (every object compared, none
+#                         changed; --detailed-exitcode makes a change fail
+#                         the run): issue 15 wants at most 1.5x split-tmpfs
 # Then the context-count check (2 vs 1,000 contexts) and the 10k -> 100k
 # scaling. Each measurement is the median of BENCH_RUNS runs, or one run when
 # the first takes longer than BENCH_SLOW seconds. The streaming output is
@@ -102,6 +106,10 @@ run_once() {
 		cmd=("$SR" split - -o "$SHM/split" --name bench)
 		out=/dev/null
 		;;
+	plan-tmpfs)
+		cmd=("$SR" plan - --previous "$SHM/split" --name bench -o json --detailed-exitcode)
+		out=/dev/null
+		;;
 	files-floor)
 		rm -rf "$WORK/split-copy"
 		cmd=(cp -r "$WORK/split" "$WORK/split-copy")
@@ -158,6 +166,9 @@ if ((HAVE_SPLIT)); then
 	PROGRAMS+=(shard-router-split files-floor)
 	if [[ -n $SHM ]]; then
 		PROGRAMS+=(split-tmpfs)
+		if "$SR" plan --help >/dev/null 2>&1; then
+			PROGRAMS+=(plan-tmpfs) # after split-tmpfs, whose output it reads
+		fi
 	fi
 else
 	echo "bench: shard-router has no split command yet: skipping it"
@@ -228,6 +239,9 @@ if ((HAVE_SPLIT)); then
 		fi
 		if [[ -n ${TWALL[split-tmpfs,$n]:-} ]]; then
 			line+=", split to tmpfs $(ratio "${TWALL[split-tmpfs,$n]}" "$fn")x"
+		fi
+		if [[ -n ${TWALL[plan-tmpfs,$n]:-} && -n ${TWALL[split-tmpfs,$n]:-} ]]; then
+			line+=", plan $(ratio "${TWALL[plan-tmpfs,$n]}" "${TWALL[split-tmpfs,$n]}")x split to tmpfs (RSS $(ratio "${TRSS[plan-tmpfs,$n]}" "${TRSS[split-tmpfs,$n]}")x)"
 		fi
 		echo "$line"
 	done

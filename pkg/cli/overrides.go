@@ -1,9 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 
@@ -11,8 +11,10 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -28,7 +30,7 @@ type overridesFlags struct {
 	previous string
 }
 
-var overridesFormats = []string{"flag", "json", "kamaji"}
+var overridesFormats = []string{"flag", output.JSON, "kamaji"}
 
 func newOverridesCommand(s Streams) *cobra.Command {
 	f := &overridesFlags{}
@@ -84,8 +86,8 @@ objects would vanish from the API. Run it in CI before rolling kube-apiserver.`,
 }
 
 func runOverrides(s Streams, f *overridesFlags, dir string) error {
-	if !slices.Contains(overridesFormats, f.output) {
-		return fmt.Errorf("unknown output format %q: use flag, json or kamaji", f.output)
+	if err := output.Check(f.output, overridesFormats...); err != nil {
+		return err
 	}
 	var node *yaml.RNode
 	var err error
@@ -160,23 +162,6 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 	return nil
 }
 
-// changeReport is one line of `overrides --previous -o json`.
-type changeReport struct {
-	Context   string             `json:"context"`
-	Resource  string             `json:"resource"`
-	From      placementJSON      `json:"from"`
-	To        placementJSON      `json:"to"`
-	Ephemeral bool               `json:"ephemeral,omitempty"`
-	Allowed   bool               `json:"allowed"`
-	Severity  framework.Severity `json:"severity"`
-	Message   string             `json:"message"`
-}
-
-type placementJSON struct {
-	DataStore string   `json:"dataStore,omitempty"`
-	Servers   []string `json:"servers,omitempty"`
-}
-
 // reportChanges compares the config's overrides with --previous.
 func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts []string) error {
 	if f.output == "kamaji" {
@@ -202,7 +187,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 		prev.ByContext = map[string][]datastore.Entry{contexts[0]: prev.Bare}
 	}
 	allow := cfg.Spec.Spec.AllowDataStoreChanges
-	reports := []changeReport{}
+	reports := []v1alpha1.OverrideChange{}
 	refused := 0
 	for _, c := range contexts {
 		before, ok := prev.ByContext[c]
@@ -211,14 +196,15 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 			continue
 		}
 		for _, ch := range datastore.Diff(c, before, t.Entries(t.ContextIndex(c))) {
-			r := changeReport{Context: c, Resource: ch.Resource.String(), Ephemeral: ch.Ephemeral,
-				From: placementJSON{ch.From.DataStore, ch.From.Servers}, To: placementJSON{ch.To.DataStore, ch.To.Servers}}
+			r := v1alpha1.OverrideChange{Context: c, Resource: ch.Resource.String(), Ephemeral: ch.Ephemeral,
+				From: v1alpha1.OverridePlacement{DataStore: ch.From.DataStore, Servers: ch.From.Servers},
+				To:   v1alpha1.OverridePlacement{DataStore: ch.To.DataStore, Servers: ch.To.Servers}}
 			r.Message = fmt.Sprintf("context %q: %s moves from %s to %s", c, ch.Resource, ch.From, ch.To)
-			switch {
-			case ch.Ephemeral:
+			switch datastore.Judge(ch.Ephemeral, allow) {
+			case datastore.AllowedEphemeral:
 				r.Allowed, r.Severity = true, framework.Warning
 				r.Message += ": allowed, its override is ephemeral (its objects are lost)"
-			case allow:
+			case datastore.AllowedByConfig:
 				r.Allowed, r.Severity = true, framework.Warning
 				r.Message += ": allowed by allowDataStoreChanges (copy its data first)"
 			default:
@@ -239,20 +225,18 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 	for _, c := range gone {
 		fmt.Fprintf(s.Err, "shard-router: context %q of --previous is not in the config: not compared\n", c)
 	}
-	if f.output == "json" {
-		out, err := json.MarshalIndent(reports, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(s.Out, "%s\n", out); err != nil {
-			return err
-		}
-	} else {
-		for _, r := range reports {
-			if _, err := fmt.Fprintln(s.Out, r.Message); err != nil {
-				return err
+	doc := &v1alpha1.OverridesChangeReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.OverridesChangeReportKind), Changes: reports}
+	p := output.Printer{Formats: []string{"flag", output.JSON}, Text: map[string]output.Renderer{
+		"flag": func(w io.Writer) error {
+			for _, r := range reports {
+				if _, err := fmt.Fprintln(w, r.Message); err != nil {
+					return err
+				}
 			}
-		}
+			return nil
+		}}}
+	if err := p.Print(s.Out, f.output, doc); err != nil {
+		return err
 	}
 	if refused > 0 {
 		return fmt.Errorf("%d datastore change(s) refused: kube-apiserver does not migrate data when --etcd-servers-overrides changes, so their objects would vanish from the API; copy the data first (see the README), then set spec.allowDataStoreChanges: true, or mark the override ephemeral: true if its objects may be lost", refused)

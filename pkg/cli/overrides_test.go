@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
 var overridesConfig = filepath.Join("testdata", "overrides", "shards.yaml")
@@ -115,10 +117,14 @@ context "ctx-01": coordination.k8s.io/leases moves from datastore "leases" (http
 	if code != 0 {
 		t.Errorf("ephemeral: exit %d: %s", code, stderr)
 	}
-	var reports []changeReport
-	if err := json.Unmarshal([]byte(stdout), &reports); err != nil {
+	var doc v1alpha1.OverridesChangeReport
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, stdout)
 	}
+	if doc.APIVersion != "shardrouter.dev/v1alpha1" || doc.Kind != "OverridesChangeReport" {
+		t.Errorf("apiVersion/kind: %+v", doc.TypeMeta)
+	}
+	reports := doc.Changes
 	if len(reports) != 1 || reports[0].Context != "ctx-00" || reports[0].Resource != "/events" || !reports[0].Allowed || !reports[0].Ephemeral || reports[0].From.Servers != nil {
 		t.Errorf("reports: %+v", reports)
 	}

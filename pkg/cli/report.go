@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -27,7 +27,7 @@ type reportFlags struct {
 func newReportCommand(s Streams) *cobra.Command {
 	f := &reportFlags{}
 	cmd := &cobra.Command{
-		Use:   "report [PKG_DIR | -] [-o table|json] [--config FILE]",
+		Use:   "report [PKG_DIR | -] [-o table|json|yaml] [--config FILE]",
 		Short: "Show how many objects and bytes each context and datastore would hold",
 		Long: `report routes a kpt package exactly as the function does, writes nothing, and
 prints what each context (cluster) and each of its datastores (etcd) would hold:
@@ -59,14 +59,14 @@ as the function would.`,
 			return runReport(s, f, src)
 		},
 	}
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table (for people) or json (for machines)")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table (for people), json or yaml (for machines)")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
 	return cmd
 }
 
 func runReport(s Streams, f *reportFlags, src string) error {
-	if f.output != "table" && f.output != "json" {
-		return fmt.Errorf("unknown output format %q: use -o table or -o json", f.output)
+	if err := output.Check(f.output, reportFormats...); err != nil {
+		return err
 	}
 	in, err := readInput(s, src, nil)
 	if err != nil {
@@ -79,45 +79,32 @@ func runReport(s Streams, f *reportFlags, src string) error {
 	items := in.Items()
 	out := cfg.Decide(items)
 	rep := newReport(items, out)
-	if f.output == "json" {
-		err = writeReportJSON(s.Out, rep)
-	} else {
-		err = writeReportTable(s.Out, rep)
-	}
-	if err != nil {
+	p := output.Printer{Formats: reportFormats, Text: map[string]output.Renderer{
+		"table": func(w io.Writer) error { return writeReportTable(w, rep) }}}
+	if err := p.Print(s.Out, f.output, rep); err != nil {
 		return err
 	}
 	printResults(s.Err, out.Results)
-	if n := len(rep.Problems(framework.Error)); n > 0 {
+	if n := len(problems(rep, framework.Error)); n > 0 {
 		return errAlreadyReported{fmt.Errorf("report: %d error(s)", n)}
 	}
 	return nil
 }
 
-// Report is the JSON form of `shard-router report`. Field names are stable.
-type Report struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	*function.Capacity
-	// Placed lists the Namespaces spec.placement places in this run.
-	Placed []Placement `json:"placed"`
-	// Results are the warnings and errors, as the function reports them.
-	Results framework.Results `json:"results"`
-}
+// Report is the JSON and YAML form of `shard-router report`.
+type Report = v1alpha1.CapacityReport
 
 // Placement is one Namespace placed by spec.placement.
-type Placement struct {
-	Namespace string `json:"namespace"`
-	Context   string `json:"context"`
-	// Label is "key=value" when spec.placement.label stamps one.
-	Label string `json:"label,omitempty"`
-}
+type Placement = v1alpha1.PlacedNamespace
 
 // ReportKind is the kind of the JSON report.
-const ReportKind = "CapacityReport"
+const ReportKind = v1alpha1.CapacityReportKind
+
+// reportFormats are report's -o values.
+var reportFormats = []string{"table", output.JSON, output.YAML}
 
 func newReport(items []function.Item, out *function.Outcome) *Report {
-	r := &Report{APIVersion: v1alpha1.APIVersion, Kind: ReportKind, Capacity: out.Capacity,
+	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Capacity: out.Capacity,
 		Placed: []Placement{}, Results: framework.Results{}}
 	for i, d := range out.Plan.Decisions {
 		if d.Reason != route.Placed {
@@ -137,8 +124,8 @@ func newReport(items []function.Item, out *function.Outcome) *Report {
 	return r
 }
 
-// Problems returns the results of one severity.
-func (r *Report) Problems(sev framework.Severity) framework.Results {
+// problems returns the results of one severity.
+func problems(r *Report, sev framework.Severity) framework.Results {
 	var out framework.Results
 	for _, res := range r.Results {
 		if res.Severity == sev {
@@ -146,12 +133,6 @@ func (r *Report) Problems(sev framework.Severity) framework.Results {
 		}
 	}
 	return out
-}
-
-func writeReportJSON(w io.Writer, r *Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
 }
 
 // writeReportTable prints one row per context (datastore "*": all of them)
@@ -183,7 +164,7 @@ func writeReportTable(w io.Writer, r *Report) error {
 			fmt.Fprintln(w, line)
 		}
 	}
-	if n, m := len(r.Problems(framework.Error)), len(r.Problems(framework.Warning)); n+m > 0 {
+	if n, m := len(problems(r, framework.Error)), len(problems(r, framework.Warning)); n+m > 0 {
 		fmt.Fprintf(w, "\n%d error(s), %d warning(s): see stderr.\n", n, m)
 	}
 	return nil

@@ -204,7 +204,7 @@ func TestReportFailures(t *testing.T) {
 			stderr: `error: ` + enforcedPath + `[0]: over budget (enforce: true): context "ctx-00" would hold 5 objects`, table: true},
 		{name: "refused move", stdin: moved, args: []string{"-", "--config", filepath.Join(reportPkg, "shards.yaml")},
 			stderr: `Namespace legacy would move from "ctx-09" to "ctx-00"`, table: true},
-		{name: "bad format", args: []string{reportPkg, "-o", "yaml"}, stderr: `unknown output format "yaml"`},
+		{name: "bad format", args: []string{reportPkg, "-o", "xml"}, stderr: `unknown output format "xml": use table, json or yaml`},
 		{name: "no config", stdin: moved, args: []string{"-"}, stderr: "no shardrouter.dev/v1alpha1 ShardConfig"},
 		{name: "two arguments", args: []string{reportPkg, reportPkg}, stderr: "accepts at most 1 arg"},
 	} {

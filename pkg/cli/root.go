@@ -34,6 +34,10 @@ func Main(s Streams, args []string) int {
 	root := NewRootCommand(s)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		var reported errAlreadyReported
 		if !errors.As(err, &reported) {
 			fmt.Fprintf(s.Err, "shard-router: error: %v\n", err)
@@ -46,6 +50,12 @@ func Main(s Streams, args []string) int {
 // errAlreadyReported marks an error whose details were already written to
 // stderr, so Main only sets the exit code.
 type errAlreadyReported struct{ error }
+
+// exitCode is a successful run that exits with this status, such as plan's
+// 2 for "changes" under --detailed-exitcode.
+type exitCode int
+
+func (c exitCode) Error() string { return fmt.Sprintf("exit status %d", int(c)) }
 
 // NewRootCommand builds the root command: with no arguments it is the KRM
 // function, reading a ResourceList on stdin and writing one on stdout.
@@ -73,7 +83,7 @@ make it exit non-zero with the items unchanged.`,
 	root.SetErr(s.Err)
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newSplitCommand(s), newOverridesCommand(s))
-	root.AddCommand(newReportCommand(s))
+	root.AddCommand(newReportCommand(s), newPlanCommand(s))
 	return root
 }
 

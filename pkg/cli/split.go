@@ -24,6 +24,8 @@ type splitFlags struct {
 	context string
 	// name names the context packages when the input has no Kptfile.
 	name string
+	// allowMassPrune turns the mass-deletion guard into a warning.
+	allowMassPrune bool
 }
 
 func newSplitCommand(s Streams) *cobra.Command {
@@ -47,6 +49,12 @@ does not read it either).
 The previous split in OUT_DIR counts as the old placement of resources that
 carry no context annotation: a move between contexts is refused unless the
 config sets allowMoves, as in function mode. Any error writes nothing.
+
+The mass-deletion guard refuses a split that would prune, from one context
+whose previous package held at least spec.pruneGuard.minObjects objects
+(default 10), more than spec.pruneGuard.maxPercent of them (default 50), or
+all of them, unless spec.allowMassPrune or --allow-mass-prune. Run
+shard-router plan first to see what each cluster would gain and lose.
 
 Re-running regenerates every context directory completely, so files of deleted
 resources disappear. split only deletes what it wrote (it marks its directories
@@ -74,6 +82,7 @@ optional, and read only for the previous placement).`,
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output directory OUT_DIR: one subdirectory per context")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the package's single ShardConfig")
 	cmd.Flags().StringVar(&f.context, "context", "", "write only this context's package, as a YAML stream on stdout")
+	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning (as spec.allowMassPrune)")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
 }
@@ -100,7 +109,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Spec.Spec.ContextIndex(f.context) < 0 {
 		return unknownContext(f.context, cfg.Spec.Spec.ContextNames())
 	}
-	plan, err := split.Route(in, cfg, split.Options{PackageName: f.name, Out: out})
+	plan, err := split.Route(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
 	if err != nil {
 		return err
 	}

@@ -12,56 +12,15 @@ import (
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
-// Capacity is what each context, and each datastore of each context, would
-// hold once the package is applied. An object routed to several contexts
-// counts once in each: every cluster stores its own copy. Bytes are
-// SerializedSize, plus the placement label the function stamps.
-type Capacity struct {
-	Contexts []ContextCapacity `json:"contexts"`
-	// Total sums every context.
-	Total Usage `json:"total"`
-	// NotRouted counts items that are never routed (local config, the
-	// Kptfile, the function config, the inventory); Failed counts items an
-	// error result explains. Neither is in any context.
-	NotRouted int `json:"notRouted"`
-	Failed    int `json:"failed"`
-}
-
-// Usage is a number of objects and their size. The shares are fractions of
-// Capacity.Total, rounded to 4 decimals (0 when the total is 0).
-type Usage struct {
-	Objects     int64   `json:"objects"`
-	Bytes       int64   `json:"bytes"`
-	ObjectShare float64 `json:"objectShare"`
-	ByteShare   float64 `json:"byteShare"`
-}
-
-// ContextCapacity is one context: its total and its datastores, "default"
-// (the main etcd) first, then its dataStores in config order.
-type ContextCapacity struct {
-	Name string `json:"name"`
-	Usage
-	Budget     *BudgetStatus       `json:"budget,omitempty"`
-	DataStores []DataStoreCapacity `json:"dataStores"`
-}
-
-// DataStoreCapacity is one datastore of one context.
-type DataStoreCapacity struct {
-	Name string `json:"name"`
-	Usage
-	Budget *BudgetStatus `json:"budget,omitempty"`
-}
-
-// BudgetStatus is a budget from the config and which of its limits the
-// usage exceeds ("maxObjects", "maxBytes").
-type BudgetStatus struct {
-	MaxObjects *int64 `json:"maxObjects,omitempty"`
-	MaxBytes   *int64 `json:"maxBytes,omitempty"`
-	Enforce    bool   `json:"enforce"`
-	// Field is the budget's path in the config.
-	Field    string   `json:"field"`
-	Exceeded []string `json:"exceeded,omitempty"`
-}
+// The capacity types are output contracts (CapacityReport), so they live
+// in package v1alpha1 with the other documents users script against.
+type (
+	Capacity          = v1alpha1.Capacity
+	Usage             = v1alpha1.Usage
+	ContextCapacity   = v1alpha1.ContextCapacity
+	DataStoreCapacity = v1alpha1.DataStoreCapacity
+	BudgetStatus      = v1alpha1.BudgetStatus
+)
 
 // capacity computes out.Capacity and returns its results: an info result
 // per context and per datastore, and a warning (an error with enforce) per

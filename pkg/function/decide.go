@@ -156,10 +156,10 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 		}
 		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so it would vanish from the API until copied",
 			describe(it), ctx, was, stores[k])
-		switch {
-		case c.DataStore.Ephemeral(it.APIVersion, it.Kind):
+		switch datastore.Judge(c.DataStore.Ephemeral(it.APIVersion, it.Kind), allow) {
+		case datastore.AllowedEphemeral:
 			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowed: its override is ephemeral)"))
-		case allow:
+		case datastore.AllowedByConfig:
 			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowDataStoreChanges)"))
 		default:
 			out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, msg+"; copy the data first and set spec.allowDataStoreChanges: true (see the README)"))

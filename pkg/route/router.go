@@ -264,7 +264,14 @@ func (r *Router) Route(objs []Object) *Plan {
 			// its move was refused, each of its objects that would move too
 			// is reported: every refused move is, not just the first.
 			if ns.refused != nil {
-				r.decide(p, i, o, union(r.resIndex.match(o.Labels), ns.byNsSel), ns.refused)
+				// Refused records where it would have gone, as for the
+				// Namespace, so that a preview can show the whole move.
+				d := r.decide(p, i, o, union(r.resIndex.match(o.Labels), ns.byNsSel), ns.refused)
+				if d.Routed() {
+					d.Refused = d.Contexts
+				}
+				p.Decisions[i] = Decision{Reason: Failed, Refused: d.Refused}
+				continue
 			}
 			p.Decisions[i] = Decision{Reason: Failed}
 			continue

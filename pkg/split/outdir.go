@@ -3,6 +3,7 @@ package split
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -49,7 +50,18 @@ type OutDir struct {
 	previous []*prevContext
 	// stale are staging directories of an interrupted split.
 	stale []string
+	// read is how the previous split's files are read: parsed (split),
+	// parsed and digested, or scanned (plan; see scanFile).
+	read readMode
 }
+
+type readMode int
+
+const (
+	readParse readMode = iota
+	readDigests
+	readScan
+)
 
 // prevContext is one context directory of the previous split.
 type prevContext struct {
@@ -60,6 +72,26 @@ type prevContext struct {
 	// context ("" when its annotations cannot say).
 	held  map[objKey]string
 	first string // a resource it holds, for messages
+	// objs are the resources' contents and places, read for plan only:
+	// all of them, or with readScan those of the files parsed so far.
+	objs map[objKey]prevObject
+	// scanned are the files read by scanFile (readScan), by path.
+	scanned map[string]*scannedFile
+}
+
+// scannedFile is a file of the previous split that plan did not parse:
+// the hash of its bytes and the resources scanFile found in it.
+type scannedFile struct {
+	sum  digest
+	held []heldResource
+}
+
+// prevObject is a resource of a previous context directory as plan
+// compares it: the digest of its data, and where to read it for a diff.
+type prevObject struct {
+	digest digest
+	file   string
+	pos    int // its position among the file's resources
 }
 
 type objKey struct{ group, kind, namespace, name string }
@@ -71,12 +103,18 @@ func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespac
 // split listed must be one it wrote (a regular file, never a symlink), since
 // split will delete them. It reads the resources of the previous split,
 // which count as their old placement.
-func OpenOutDir(dir string) (*OutDir, error) {
+func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, readParse) }
+
+// OpenPrevious inspects an output directory as OpenOutDir does, for
+// Preview, which reads what each resource of the previous split holds.
+func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, readScan) }
+
+func openOutDir(dir string, read readMode) (*OutDir, error) {
 	abs, err := resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &OutDir{Path: abs, given: dir}
+	d := &OutDir{Path: abs, given: dir, read: read}
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
@@ -167,6 +205,12 @@ func readMarker(p string) (contexts, files []string, err error) {
 // what it holds.
 func (d *OutDir) readContext(name string) (*prevContext, error) {
 	pc := &prevContext{name: name, held: map[objKey]string{}}
+	if d.read != readParse {
+		pc.objs = map[objKey]prevObject{}
+	}
+	if d.read == readScan {
+		pc.scanned = map[string]*scannedFile{}
+	}
 	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
 		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.given, MarkerFile), name)
 	}
@@ -225,10 +269,16 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	// Read the files on every core; merge in file order, so the first
 	// file that holds a resource wins, as when reading one by one.
 	held := make([][]heldResource, len(files))
+	scans := make([]*scannedFile, len(files))
 	errs := make([]error, len(files))
 	_ = function.Parallel(len(files), func(i int) error {
 		if f := files[i]; f != kptfileName && f != rgFile && matchesKRM(f) {
-			held[i], errs[i] = pc.readFile(dir, f, shown)
+			if d.read == readScan {
+				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
+					return nil
+				}
+			}
+			held[i], errs[i] = pc.readFile(dir, f, shown, d.read != readParse)
 		}
 		return nil
 	})
@@ -236,9 +286,16 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 		if errs[i] != nil {
 			return nil, errs[i]
 		}
+		if scans[i] != nil {
+			pc.scanned[files[i]] = scans[i]
+			held[i] = scans[i].held
+		}
 		for _, h := range held[i] {
 			if _, dup := pc.held[h.key]; !dup {
 				pc.held[h.key] = h.dataStore
+				if pc.objs != nil && scans[i] == nil {
+					pc.objs[h.key] = h.obj
+				}
 			}
 			if pc.first == "" {
 				pc.first = h.desc
@@ -248,12 +305,73 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	return pc, nil
 }
 
+// scan reads a file with scanFile; nil when scanFile does not take it.
+func scan(dir, f, ctx string) (*scannedFile, error) {
+	if !strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, ".yml") {
+		return nil, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // readFile says the same
+	}
+	if err != nil {
+		return nil, err
+	}
+	held, ok := scanFile(data, ctx)
+	if !ok {
+		return nil, nil
+	}
+	return &scannedFile{sum: sha256.Sum256(data), held: held}, nil
+}
+
+// parseScanned parses the scanned files that Preview cannot settle by their
+// bytes, and checks what scanFile read from each against the parse.
+func (pc *prevContext) parseScanned(d *OutDir, keep func(file string) bool) error {
+	var files []string
+	for f := range pc.scanned {
+		if !keep(f) {
+			files = append(files, f)
+		}
+	}
+	dir, shown := filepath.Join(d.Path, pc.name), filepath.Join(d.given, pc.name)
+	held := make([][]heldResource, len(files))
+	errs := make([]error, len(files))
+	_ = function.Parallel(len(files), func(i int) error {
+		held[i], errs[i] = pc.readFile(dir, files[i], shown, true)
+		return nil
+	})
+	for i, f := range files {
+		if errs[i] != nil {
+			return errs[i]
+		}
+		s := pc.scanned[f]
+		if len(s.held) != len(held[i]) {
+			return errScanMismatch
+		}
+		for k, h := range held[i] {
+			if h.key != s.held[k].key || h.dataStore != s.held[k].dataStore {
+				return errScanMismatch
+			}
+			if _, ok := pc.objs[h.key]; !ok {
+				pc.objs[h.key] = h.obj
+			}
+		}
+		delete(pc.scanned, f)
+	}
+	return nil
+}
+
+// errScanMismatch: scanFile read a file otherwise than the parser; Preview
+// starts over, parsing every file.
+var errScanMismatch = errors.New("scanned and parsed contents differ")
+
 // heldResource is a resource of a previous context directory and the
 // datastore it had in that context.
 type heldResource struct {
 	key       objKey
 	dataStore string
 	desc      string
+	obj       prevObject
 }
 
 func matchesKRM(f string) bool {
@@ -267,7 +385,7 @@ func matchesKRM(f string) bool {
 
 // readFile reads the resources of one file of a previous context
 // directory, and the datastore each had in that context.
-func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
+func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResource, error) {
 	p := filepath.Join(dir, filepath.FromSlash(f))
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -281,7 +399,7 @@ func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
 		return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
 	}
 	var out []heldResource
-	for _, n := range nodes {
+	for pos, n := range nodes {
 		if n.YNode().Kind != yaml.MappingNode {
 			continue
 		}
@@ -296,6 +414,9 @@ func (pc *prevContext) readFile(dir, f, shown string) ([]heldResource, error) {
 			}
 		}
 		h := heldResource{key: keyOf(&it.Object), dataStore: ds}
+		if digests {
+			h.obj = prevObject{digest: digestOf(n), file: f, pos: pos}
+		}
 		if len(out) == 0 {
 			h.desc = describeNode(n) // only a file's first can be the context's first
 		}

@@ -39,6 +39,9 @@ type Options struct {
 	// Out is the output directory; its previous split counts as the old
 	// placement of resources. Nil when there is none.
 	Out *OutDir
+	// AllowMassPrune turns the mass-deletion guard's refusal into a
+	// warning, as spec.allowMassPrune does.
+	AllowMassPrune bool
 }
 
 // Plan is a routed package, ready to be written.
@@ -54,6 +57,10 @@ type Plan struct {
 	// input when it is written, so the plan never holds the package.
 	in  *Input
 	out *function.Outcome
+	// items are the routing facts, with the previous split's placement
+	// adopted; guarded is set once the mass-deletion guard ran.
+	items   []function.Item
+	guarded bool
 }
 
 // Package is one context's package.
@@ -135,7 +142,7 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		adoptPrevious(&items[i], spec, opts.Out)
 	}
 	out := cfg.Decide(items)
-	plan.out = out
+	plan.out, plan.items = out, items
 	plan.Results = append(plan.Results, out.Results...)
 	plan.checkDropped(spec, opts.Out)
 	invs := plan.inventories(name, spec)
@@ -159,6 +166,15 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		for _, ctx := range d.Contexts {
 			perCtx[ctx] = append(perCtx[ctx], i)
 		}
+	}
+	if opts.Out != nil {
+		plan.checkMassPrune(spec, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[objKey]bool {
+			keys := make(map[objKey]bool, len(perCtx[ctx]))
+			for _, i := range perCtx[ctx] {
+				keys[keyOf(&items[i].Object)] = true
+			}
+			return keys
+		}))
 	}
 	if plan.HasErrors() {
 		return plan, nil

@@ -189,7 +189,7 @@ func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Plan, error)
 	}
 	o := Options{Out: od}
 	if opts != nil {
-		o.PackageName = opts.PackageName
+		o.PackageName, o.AllowMassPrune = opts.PackageName, opts.AllowMassPrune
 	}
 	plan, err := Route(in, cfg, o)
 	if err != nil {

@@ -92,6 +92,9 @@ func TestCluster(t *testing.T) {
 		{"ReapplyNoChange", e.reapply},
 		{"MoveSafety", e.move},
 		{"ReapplyAfterMove", e.reapply},
+		{"PlanPredictsApply", e.planPredictsApply},
+		{"PlanNamespaceRemoved", e.planNamespaceRemoved},
+		{"PlanMassPruneRefused", e.planMassPruneRefused},
 		{"DataStoreChange", e.dataStoreChange},
 	}
 	for _, s := range steps {

@@ -50,6 +50,40 @@ type ShardConfigSpec struct {
 	AllowDataStoreChanges bool `json:"allowDataStoreChanges,omitempty"`
 	// Placement places new Namespaces that no selector matches.
 	Placement *Placement `json:"placement,omitempty"`
+	// PruneGuard tunes the mass-deletion guard of split and plan.
+	PruneGuard *PruneGuard `json:"pruneGuard,omitempty"`
+	// AllowMassPrune turns a refused mass deletion into a warning.
+	AllowMassPrune bool `json:"allowMassPrune,omitempty"`
+}
+
+// PruneGuard refuses a split that would prune, from one context whose
+// previous package held at least MinObjects objects, more than MaxPercent
+// of them, or all of them: a broken generator or an empty file must not
+// make kpt live apply delete most of a cluster.
+type PruneGuard struct {
+	// MaxPercent is the share of a context's objects one split may prune,
+	// 0-100 (default 50).
+	MaxPercent *int32 `json:"maxPercent,omitempty"`
+	// MinObjects exempts contexts that held fewer objects (default 10).
+	MinObjects *int32 `json:"minObjects,omitempty"`
+}
+
+// Defaults of PruneGuard.
+const (
+	DefaultPruneMaxPercent = 50
+	DefaultPruneMinObjects = 10
+)
+
+// Limits returns the guard's maxPercent and minObjects, defaults applied.
+func (g *PruneGuard) Limits() (maxPercent, minObjects int) {
+	maxPercent, minObjects = DefaultPruneMaxPercent, DefaultPruneMinObjects
+	if g != nil && g.MaxPercent != nil {
+		maxPercent = int(*g.MaxPercent)
+	}
+	if g != nil && g.MinObjects != nil {
+		minObjects = int(*g.MinObjects)
+	}
+	return maxPercent, minObjects
 }
 
 // Context is one cluster, named as in the kubeconfig.

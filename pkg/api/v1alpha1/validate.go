@@ -87,6 +87,15 @@ func (c *ShardConfig) Validate() field.ErrorList {
 		}
 	}
 	errs = append(errs, c.validatePlacementAndBudgets()...)
+	if g := c.Spec.PruneGuard; g != nil {
+		gp := spec.Child("pruneGuard")
+		if g.MaxPercent != nil && (*g.MaxPercent < 0 || *g.MaxPercent > 100) {
+			errs = append(errs, field.Invalid(gp.Child("maxPercent"), *g.MaxPercent, "must be a percentage from 0 to 100"))
+		}
+		if g.MinObjects != nil && *g.MinObjects < 0 {
+			errs = append(errs, field.Invalid(gp.Child("minObjects"), *g.MinObjects, "must not be negative"))
+		}
+	}
 	for i, o := range c.Spec.DataStoreOverrides {
 		p := spec.Child("dataStoreOverrides").Index(i)
 		if o.Resource == "" {

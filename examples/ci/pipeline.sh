@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The CI recipe for a sharded kpt package: render, plan, split, apply.
+#
+#   examples/ci/pipeline.sh PKG OUT
+#
+# 1. kpt fn render PKG --allow-exec: the package's pipeline runs shard-router
+#    (skip with RENDER=0 when PKG is rendered already).
+# 2. shard-router plan PKG --previous OUT -o markdown --diff: what each
+#    cluster will gain, change and lose, written to $PLAN_MD (post it as the
+#    pull-request comment). Exit 1 (refused) stops here; exit 0 (no changes)
+#    stops here too unless APPLY_UNCHANGED=1. PLAN_ONLY=1 stops after it
+#    (pull requests).
+# 3. shard-router split PKG -o OUT: one package per context. A refusal stops
+#    here: nothing has been applied anywhere.
+# 4. kpt live apply OUT/<ctx> --context <ctx> for every context, $PARALLEL at
+#    a time, each logged to $LOG_DIR/<ctx>.log, then one status line per
+#    context. Exits 1 if any context failed.
+#
+# Environment:
+#   SHARD_ROUTER  shard-router binary (default: shard-router on PATH)
+#   KPT           kpt binary (default: kpt on PATH)
+#   PLAN_MD       where the markdown plan goes (default: OUT.plan.md)
+#   LOG_DIR       per-context apply logs (default: OUT.logs)
+#   PARALLEL      contexts applied at once (default 4)
+#   APPLY_FLAGS   more flags for kpt live apply, e.g. "--reconcile-timeout 5m"
+#                 or "--output json" (KUBECONFIG chooses the kubeconfig)
+#   RENDER=0, PLAN_ONLY=1, APPLY_UNCHANGED=1: see above
+set -euo pipefail
+
+if (($# != 2)); then
+	echo "usage: $0 PKG OUT" >&2
+	exit 2
+fi
+PKG=$1 OUT=$2
+SR=${SHARD_ROUTER:-shard-router}
+KPT=${KPT:-kpt}
+PLAN_MD=${PLAN_MD:-$OUT.plan.md}
+LOG_DIR=${LOG_DIR:-$OUT.logs}
+PARALLEL=${PARALLEL:-4}
+read -r -a apply_flags <<<"${APPLY_FLAGS:-}"
+
+say() { echo "pipeline: $*" >&2; }
+
+if [[ ${RENDER:-1} != 0 ]]; then
+	say "render $PKG"
+	if ! "$KPT" fn render "$PKG" --allow-exec >&2; then
+		say "render failed: nothing applied"
+		exit 1
+	fi
+fi
+
+say "plan -> $PLAN_MD"
+rc=0
+"$SR" plan "$PKG" --previous "$OUT" -o markdown --diff --detailed-exitcode >"$PLAN_MD" || rc=$?
+case $rc in
+0)
+	say "plan: no changes"
+	if [[ ${APPLY_UNCHANGED:-} != 1 ]]; then
+		exit 0
+	fi
+	;;
+2) say "plan: changes (see $PLAN_MD)" ;;
+*)
+	say "plan refused the change (exit $rc, see $PLAN_MD): nothing applied"
+	exit 1
+	;;
+esac
+if [[ ${PLAN_ONLY:-} == 1 ]]; then
+	exit 0
+fi
+
+say "split -> $OUT"
+if ! "$SR" split "$PKG" -o "$OUT"; then
+	say "split refused: nothing applied"
+	exit 1
+fi
+
+# Every context directory split wrote (its marker lists them, one
+# "context NAME" line each).
+mapfile -t contexts < <(sed -n 's/^context //p' "$OUT/.shard-router-split")
+mkdir -p "$LOG_DIR"
+
+apply_one() {
+	local ctx=$1 start=$SECONDS rc=0
+	"$KPT" live apply "$OUT/$ctx" --context "$ctx" "${apply_flags[@]}" >"$LOG_DIR/$ctx.log" 2>&1 || rc=$?
+	echo "$rc $((SECONDS - start))" >"$LOG_DIR/$ctx.status"
+}
+
+rm -f "$LOG_DIR"/*.status
+for ctx in "${contexts[@]}"; do
+	while (($(jobs -rp | wc -l) >= PARALLEL)); do
+		wait -n || true
+	done
+	apply_one "$ctx" &
+done
+wait
+
+failed=0
+for ctx in "${contexts[@]}"; do
+	read -r rc secs <"$LOG_DIR/$ctx.status"
+	if [[ $rc == 0 ]]; then
+		echo "$ctx: applied (${secs}s)"
+	else
+		echo "$ctx: FAILED (exit $rc after ${secs}s, log $LOG_DIR/$ctx.log): $(tail -n1 "$LOG_DIR/$ctx.log")"
+		failed=$((failed + 1))
+	fi
+done
+if ((failed > 0)); then
+	say "$failed of ${#contexts[@]} context(s) failed"
+	exit 1
+fi
+say "applied ${#contexts[@]} context(s)"

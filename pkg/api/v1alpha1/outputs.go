@@ -1,0 +1,238 @@
+package v1alpha1
+
+import "sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+// The documents shard-router prints for machines. Each carries apiVersion
+// shardrouter.dev/v1alpha1 and its kind; field names are stable within the
+// version. Package output prints them (json, yaml) and renders them for
+// people (table, markdown).
+
+// Kinds of the output documents.
+const (
+	CapacityReportKind        = "CapacityReport"
+	OverridesChangeReportKind = "OverridesChangeReport"
+	SplitPlanKind             = "SplitPlan"
+)
+
+// TypeMeta is the apiVersion and kind of an output document, as JSON
+// writes them first.
+type TypeMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
+// NewTypeMeta returns the TypeMeta of an output kind.
+func NewTypeMeta(kind string) TypeMeta { return TypeMeta{APIVersion: APIVersion, Kind: kind} }
+
+// CapacityReport is `shard-router report -o json`.
+type CapacityReport struct {
+	TypeMeta `json:",inline"`
+	*Capacity
+	// Placed lists the Namespaces spec.placement places in this run.
+	Placed []PlacedNamespace `json:"placed"`
+	// Results are the warnings and errors, as the function reports them.
+	Results framework.Results `json:"results"`
+}
+
+// PlacedNamespace is one Namespace placed by spec.placement.
+type PlacedNamespace struct {
+	Namespace string `json:"namespace"`
+	Context   string `json:"context"`
+	// Label is "key=value" when spec.placement.label stamps one.
+	Label string `json:"label,omitempty"`
+}
+
+// Capacity is what each context, and each datastore of each context, would
+// hold once the package is applied. An object routed to several contexts
+// counts once in each: every cluster stores its own copy. Bytes are
+// SerializedSize, plus the placement label the function stamps.
+type Capacity struct {
+	Contexts []ContextCapacity `json:"contexts"`
+	// Total sums every context.
+	Total Usage `json:"total"`
+	// NotRouted counts items that are never routed (local config, the
+	// Kptfile, the function config, the inventory); Failed counts items an
+	// error result explains. Neither is in any context.
+	NotRouted int `json:"notRouted"`
+	Failed    int `json:"failed"`
+}
+
+// Usage is a number of objects and their size. The shares are fractions of
+// Capacity.Total, rounded to 4 decimals (0 when the total is 0).
+type Usage struct {
+	Objects     int64   `json:"objects"`
+	Bytes       int64   `json:"bytes"`
+	ObjectShare float64 `json:"objectShare"`
+	ByteShare   float64 `json:"byteShare"`
+}
+
+// ContextCapacity is one context: its total and its datastores, "default"
+// (the main etcd) first, then its dataStores in config order.
+type ContextCapacity struct {
+	Name string `json:"name"`
+	Usage
+	Budget     *BudgetStatus       `json:"budget,omitempty"`
+	DataStores []DataStoreCapacity `json:"dataStores"`
+}
+
+// DataStoreCapacity is one datastore of one context.
+type DataStoreCapacity struct {
+	Name string `json:"name"`
+	Usage
+	Budget *BudgetStatus `json:"budget,omitempty"`
+}
+
+// BudgetStatus is a budget from the config and which of its limits the
+// usage exceeds ("maxObjects", "maxBytes").
+type BudgetStatus struct {
+	MaxObjects *int64 `json:"maxObjects,omitempty"`
+	MaxBytes   *int64 `json:"maxBytes,omitempty"`
+	Enforce    bool   `json:"enforce"`
+	// Field is the budget's path in the config.
+	Field    string   `json:"field"`
+	Exceeded []string `json:"exceeded,omitempty"`
+}
+
+// OverridesChangeReport is `shard-router overrides --previous FILE -o json`:
+// every storage group/resource whose etcd servers change, per context.
+type OverridesChangeReport struct {
+	TypeMeta `json:",inline"`
+	Changes  []OverrideChange `json:"changes"`
+}
+
+// OverrideChange is one resource of one context whose datastore changes.
+type OverrideChange struct {
+	Context   string             `json:"context"`
+	Resource  string             `json:"resource"`
+	From      OverridePlacement  `json:"from"`
+	To        OverridePlacement  `json:"to"`
+	Ephemeral bool               `json:"ephemeral,omitempty"`
+	Allowed   bool               `json:"allowed"`
+	Severity  framework.Severity `json:"severity"`
+	Message   string             `json:"message"`
+}
+
+// OverridePlacement is where a resource is stored: a logical datastore and
+// its etcd servers.
+type OverridePlacement struct {
+	DataStore string   `json:"dataStore,omitempty"`
+	Servers   []string `json:"servers,omitempty"`
+}
+
+// SplitPlan is `shard-router plan -o json`: what `kpt live apply` of each
+// context package of a new split would do in that cluster, compared with the
+// previous split. Every list is sorted (contexts in config order, then the
+// dropped ones by name; objects by ref).
+type SplitPlan struct {
+	TypeMeta         `json:",inline"`
+	Contexts         []ContextPlan     `json:"contexts"`
+	Moves            []Move            `json:"moves"`
+	DataStoreChanges []DataStoreChange `json:"dataStoreChanges"`
+	// Errors would make split refuse (and exit 1); Warnings would not.
+	Errors   []string `json:"errors"`
+	Warnings []string `json:"warnings"`
+}
+
+// ContextState says whether a context is new, kept or gone.
+type ContextState string
+
+const (
+	// ContextAdded has no previous package.
+	ContextAdded ContextState = "added"
+	// ContextDropped has a previous package but is no longer in the config.
+	ContextDropped ContextState = "dropped"
+	// ContextKept is in the config and has a previous package.
+	ContextKept ContextState = "kept"
+)
+
+// ContextPlan is what kpt live apply does in one context.
+type ContextPlan struct {
+	Name  string       `json:"name"`
+	State ContextState `json:"state"`
+	// Create, Update and Prune are the objects kpt creates, changes and
+	// deletes there; Unchanged counts the others.
+	Create    []ObjectRef `json:"create"`
+	Update    []ObjectRef `json:"update"`
+	Prune     []ObjectRef `json:"prune"`
+	Unchanged int         `json:"unchanged"`
+	// Previous counts the objects of the previous package.
+	Previous int `json:"previous"`
+	// MassPrune is set when the prunes trip the mass-deletion guard
+	// (spec.pruneGuard): an error, or a warning when allowed.
+	MassPrune bool `json:"massPrune,omitempty"`
+	// Diffs are the unified diffs of the updates, with --diff.
+	Diffs []ObjectDiff `json:"diffs,omitempty"`
+}
+
+// ObjectRef is an object's identity as kpt's inventory knows it: an
+// apiVersion change within one group is the same object. Group is "" for
+// the core group, Namespace "" for a cluster-scoped object.
+type ObjectRef struct {
+	Group     string `json:"group"`
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// String renders the ref as "Kind[.group] [namespace/]name".
+func (r ObjectRef) String() string {
+	s := r.Kind
+	if r.Group != "" {
+		s += "." + r.Group
+	}
+	if r.Namespace != "" {
+		return s + " " + r.Namespace + "/" + r.Name
+	}
+	return s + " " + r.Name
+}
+
+// Less orders refs by group, kind, namespace, name.
+func (r ObjectRef) Less(o ObjectRef) bool {
+	if r.Group != o.Group {
+		return r.Group < o.Group
+	}
+	if r.Kind != o.Kind {
+		return r.Kind < o.Kind
+	}
+	if r.Namespace != o.Namespace {
+		return r.Namespace < o.Namespace
+	}
+	return r.Name < o.Name
+}
+
+// ObjectDiff is the unified diff of one updated object, as split writes it.
+type ObjectDiff struct {
+	Ref  ObjectRef `json:"ref"`
+	Diff string    `json:"diff"`
+}
+
+// Move is an object whose contexts change: it leaves some and/or enters
+// others. Refused moves (leaving a context without spec.allowMoves) make
+// the split fail.
+type Move struct {
+	Ref     ObjectRef `json:"ref"`
+	From    []string  `json:"from"`
+	To      []string  `json:"to"`
+	Refused bool      `json:"refused"`
+}
+
+// DataStoreChange is an object whose etcd datastore changes in one
+// context; refused unless spec.allowDataStoreChanges or its override is
+// ephemeral.
+type DataStoreChange struct {
+	Ref     ObjectRef `json:"ref"`
+	Context string    `json:"context"`
+	From    string    `json:"from"`
+	To      string    `json:"to"`
+	Refused bool      `json:"refused"`
+}
+
+// HasChanges reports whether applying the plan changes any cluster.
+func (p *SplitPlan) HasChanges() bool {
+	for _, c := range p.Contexts {
+		if len(c.Create)+len(c.Update)+len(c.Prune) > 0 || c.State == ContextDropped {
+			return true
+		}
+	}
+	return len(p.Moves)+len(p.DataStoreChanges) > 0
+}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/split"
+)
+
+// planFlags are the flags of `shard-router plan`.
+type planFlags struct {
+	// previous is the previous split's output directory.
+	previous string
+	// config is the function config file; default: the input's config.
+	config string
+	// name names the context packages, as split's --name.
+	name string
+	// output is table, markdown, json or yaml.
+	output string
+	// diff adds a unified diff of every update.
+	diff bool
+	// detailedExitCode exits 2 when there are changes and no errors.
+	detailedExitCode bool
+	// allowMassPrune turns the mass-deletion guard into a warning.
+	allowMassPrune bool
+}
+
+var planFormats = []string{"table", "markdown", output.JSON, output.YAML}
+
+func newPlanCommand(s Streams) *cobra.Command {
+	f := &planFlags{}
+	cmd := &cobra.Command{
+		Use:   "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
+		Short: "Show what every cluster will gain, change and lose before anything is applied",
+		Long: `plan routes a kpt package exactly as split does (same inputs, flags, engine,
+refusals and inventories), writes nothing, and compares each context's new
+package with the previous split in OUT_DIR, i.e. what was last applied. It
+prints, per context, what kpt live apply OUT_DIR/<context> --context <context>
+would then do in that cluster:
+
+  create     objects of the new package that the previous one lacks
+  update     objects of both that differ in anything that reaches the
+             cluster (compared as data: formatting, comments, key order and
+             the config.kubernetes.io/* and internal.config.kubernetes.io/*
+             annotations are not changes; shard-router's annotations are)
+  prune      objects of the previous package that the new one lacks: kpt
+             deletes them from that cluster
+  unchanged  a count
+
+and whether the context is added (no previous package), kept, or dropped
+(a previous package, no longer in the config). An object is its group,
+kind, namespace and name, as kpt's inventory knows it: an apiVersion change
+within one group is an update. Across contexts it lists the moves and the
+datastore changes, and which of them the rules refuse (allowMoves,
+allowDataStoreChanges, ephemeral). An absent or empty OUT_DIR makes every
+object a create.
+
+The mass-deletion guard applies as in split: pruning from one context that
+held at least spec.pruneGuard.minObjects (10) objects more than
+spec.pruneGuard.maxPercent (50) of them, or all, is refused unless
+spec.allowMassPrune or --allow-mass-prune.
+
+Formats: table (default), markdown (a pull-request comment: summaries first,
+each context collapsed), json and yaml (a SplitPlan, apiVersion
+shardrouter.dev/v1alpha1). The plan is printed in every case; errors also go
+to stderr. Exit status: 1 when split would refuse (any error), else 0; with
+--detailed-exitcode, 2 when there are changes and no errors.`,
+		Example: `  # What the next split and apply would do, against the last split.
+  shard-router plan my-pkg --previous out
+
+  # A pull-request comment, with diffs; exit 2 when anything changes.
+  shard-router plan my-pkg --previous out -o markdown --diff --detailed-exitcode > plan.md
+
+  # From a stream.
+  kpt fn source my-pkg | shard-router plan - --previous out -o json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src := "."
+			if len(args) == 1 {
+				src = args[0]
+			}
+			return runPlan(s, f, src)
+		},
+	}
+	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required")
+	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
+	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
+	cmd.Flags().BoolVar(&f.diff, "diff", false, "add a unified diff (YAML, as split writes it) of every update")
+	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes and no errors (0: no changes, 1: errors)")
+	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
+	return cmd
+}
+
+func runPlan(s Streams, f *planFlags, src string) error {
+	if err := output.Check(f.output, planFormats...); err != nil {
+		return err
+	}
+	if f.previous == "" {
+		return errors.New("plan needs --previous OUT_DIR: the previous split's output (an absent or empty directory makes everything a create)")
+	}
+	out, err := split.OpenPrevious(f.previous)
+	if err != nil {
+		return err
+	}
+	in, err := readInput(s, src, out)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(s, in, f.config)
+	if err != nil {
+		return err
+	}
+	doc, results, err := split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		split.PreviewOptions{Diff: f.diff})
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		switch r.Severity {
+		case framework.Error:
+			doc.Errors = append(doc.Errors, FormatResult(r))
+		case framework.Warning:
+			doc.Warnings = append(doc.Warnings, FormatResult(r))
+		}
+	}
+	p := output.Printer{Formats: planFormats, Text: map[string]output.Renderer{
+		"table":    func(w io.Writer) error { return output.RenderPlanTable(w, doc) },
+		"markdown": func(w io.Writer) error { return output.RenderPlanMarkdown(w, doc) },
+	}}
+	if err := p.Print(s.Out, f.output, doc); err != nil {
+		return err
+	}
+	printResults(s.Err, results)
+	if len(doc.Errors) > 0 {
+		return errAlreadyReported{fmt.Errorf("plan: %d error(s)", len(doc.Errors))}
+	}
+	if f.detailedExitCode && doc.HasChanges() {
+		return exitCode(2)
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// stream is the package's resources as one YAML stream, without paths.
+func stream(t *testing.T, pkg string) string {
+	t.Helper()
+	var parts []string
+	for _, f := range []string{"Kptfile", "shards.yaml", "namespaces.yaml", "apps/web.yaml"} {
+		parts = append(parts, readTestFile(t, filepath.Join(pkg, f)))
+	}
+	return strings.Join(parts, "---\n")
+}
+
+func TestPlanCommand(t *testing.T) {
+	pkg := copySplitPackage(t)
+	out := filepath.Join(t.TempDir(), "out")
+
+	// Nothing applied yet: everything is a create; exit 0, or 2 with
+	// --detailed-exitcode. Nothing is written.
+	code, stdout, stderr := execCLI(t, "", "plan", pkg, "--previous", out)
+	if code != 0 || !strings.Contains(stdout, "4 to create, 0 to update, 0 to prune, in 2 of 2 contexts.") {
+		t.Fatalf("first plan: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if code, _, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 {
+		t.Errorf("first plan --detailed-exitcode: exit %d, want 2", code)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("plan created the output directory")
+	}
+
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	code, stdout, stderr = execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode")
+	if code != 0 || !strings.Contains(stdout, "\nNo changes.\n") {
+		t.Errorf("plan after split: exit %d:\n%s%s", code, stdout, stderr)
+	}
+
+	// "-" reads a stream, and plans the same (identity and data, not paths).
+	code, stdout, stderr = execCLI(t, stream(t, pkg), "plan", "-", "--previous", out, "--detailed-exitcode", "-o", "json")
+	var doc v1alpha1.SplitPlan
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("stdin: exit %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	if code != 0 || doc.HasChanges() || doc.Kind != "SplitPlan" || len(doc.Contexts) != 2 || doc.Contexts[0].Unchanged != 2 {
+		t.Errorf("stdin: exit %d: %+v", code, doc)
+	}
+
+	// A change: exit 0, or 2 with --detailed-exitcode; markdown and --diff.
+	writeTestFile(t, filepath.Join(pkg, "apps", "web.yaml"), strings.Replace(readTestFile(t, filepath.Join(pkg, "apps", "web.yaml")), "color: blue", "color: red", 1))
+	if code, _, _ := execCLI(t, "", "plan", pkg, "--previous", out); code != 0 {
+		t.Errorf("changes without --detailed-exitcode: exit %d", code)
+	}
+	code, stdout, _ = execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode", "-o", "markdown", "--diff")
+	if code != 2 || !strings.Contains(stdout, "| `ctx-01` | kept | 0 | 1 | 0 | 1 |") || !strings.Contains(stdout, "-  color: blue\n+  color: red\n") {
+		t.Errorf("markdown: exit %d:\n%s", code, stdout)
+	}
+
+	// A refused split: the plan is printed, errors go to stderr, exit 1
+	// (with or without --detailed-exitcode).
+	writeTestFile(t, filepath.Join(pkg, "namespaces.yaml"), strings.Replace(readTestFile(t, filepath.Join(pkg, "namespaces.yaml")), `shard: "00"`, `shard: "01"`, 1))
+	for _, args := range [][]string{{}, {"--detailed-exitcode"}} {
+		code, stdout, stderr = execCLI(t, "", append([]string{"plan", pkg, "--previous", out}, args...)...)
+		if code != 1 || !strings.Contains(stdout, "Namespace team-a: ctx-00 -> ctx-01  REFUSED") || !strings.Contains(stdout, "Pruned from ctx-00 (2):") ||
+			!strings.Contains(stderr, "would move from") {
+			t.Errorf("refused %v: exit %d:\n%s%s", args, code, stdout, stderr)
+		}
+	}
+}
+
+func TestPlanCommandErrors(t *testing.T) {
+	pkg := copySplitPackage(t)
+	if code, _, stderr := execCLI(t, "", "plan", pkg); code != 1 || !strings.Contains(stderr, "plan needs --previous OUT_DIR") {
+		t.Errorf("no --previous: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", t.TempDir(), "-o", "html"); code != 1 || !strings.Contains(stderr, `unknown output format "html": use table, markdown, json or yaml`) {
+		t.Errorf("bad format: exit %d: %s", code, stderr)
+	}
+	// A directory split did not write is refused, as split refuses it.
+	notSplit := t.TempDir()
+	writeTestFile(t, filepath.Join(notSplit, "x.yaml"), "a: b\n")
+	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", notSplit); code != 1 || !strings.Contains(stderr, "not written by shard-router split") {
+		t.Errorf("foreign directory: exit %d: %s", code, stderr)
+	}
+}

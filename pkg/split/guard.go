@@ -1,0 +1,82 @@
+package split
+
+import (
+	"fmt"
+	"path"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// pruneCount is what one context of the config would lose: of the
+// previous objects its package held, how many the new one no longer holds.
+type pruneCount struct {
+	context          string
+	previous, pruned int
+}
+
+// massPrune reports whether pruning c trips the guard: a context that held
+// at least minObjects objects loses more than maxPercent of them, or all.
+func massPrune(c pruneCount, maxPercent, minObjects int) bool {
+	if c.pruned == 0 || c.previous < minObjects {
+		return false
+	}
+	return c.pruned == c.previous || c.pruned*100 > maxPercent*c.previous
+}
+
+// checkMassPrune is the mass-deletion guard of split and plan: a broken
+// generator, a bad merge or an empty file must not make kpt live apply
+// delete most of a cluster. It adds an error per context that trips it (a
+// warning with spec.allowMassPrune or --allow-mass-prune) and returns those
+// contexts. Contexts dropped from the config are refused as moves instead.
+func (p *Plan) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out *OutDir, counts []pruneCount) map[string]bool {
+	p.guarded = true
+	maxPercent, minObjects := spec.PruneGuard.Limits()
+	tripped := map[string]bool{}
+	for _, c := range counts {
+		if !massPrune(c, maxPercent, minObjects) {
+			continue
+		}
+		tripped[c.context] = true
+		what := fmt.Sprintf("%d of its %d objects (%d%%, more than spec.pruneGuard.maxPercent %d%%)", c.pruned, c.previous, c.pruned*100/c.previous, maxPercent)
+		if c.pruned == c.previous {
+			what = fmt.Sprintf("all %d of its objects", c.previous)
+		}
+		msg := fmt.Sprintf("context %q: this split would prune %s: kpt live apply --context %s would delete them from that cluster (the mass-deletion guard: a package that suddenly lacks most of a cluster's objects is usually broken)",
+			c.context, what, c.context)
+		r := &framework.Result{Field: &framework.Field{Path: "spec.pruneGuard"}}
+		if out != nil {
+			r.File = &framework.File{Path: path.Join(out.given, c.context)}
+		}
+		if allow || spec.AllowMassPrune {
+			r.Severity, r.Message = framework.Warning, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)"
+		} else {
+			r.Severity, r.Message = framework.Error, msg+"; check the package, and if the deletion is intended set spec.allowMassPrune: true or pass --allow-mass-prune (tune the guard with spec.pruneGuard: {maxPercent, minObjects})"
+		}
+		p.Results = append(p.Results, r)
+	}
+	return tripped
+}
+
+// pruneCounts counts, for each context of the config that the previous
+// split wrote, the objects it held that keys (the new package's objects
+// of that context) no longer holds.
+func pruneCounts(names []string, out *OutDir, keys func(ctx int) map[objKey]bool) []pruneCount {
+	var counts []pruneCount
+	for ctx, name := range names {
+		pc := out.context(name)
+		if pc == nil || len(pc.held) == 0 {
+			continue
+		}
+		now := keys(ctx)
+		c := pruneCount{context: name, previous: len(pc.held)}
+		for k := range pc.held {
+			if !now[k] {
+				c.pruned++
+			}
+		}
+		counts = append(counts, c)
+	}
+	return counts
+}

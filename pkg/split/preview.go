@@ -1,0 +1,631 @@
+package split
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/route"
+)
+
+// PreviewOptions tune Preview.
+type PreviewOptions struct {
+	// Diff adds a unified diff of every update.
+	Diff bool
+}
+
+// Preview routes the input exactly as Route does for split (same engine,
+// same refusals, same mass-deletion guard), writes nothing, and compares
+// each context's new package with what the previous split in opts.Out
+// (opened with OpenPrevious) holds: what `kpt live apply` of each context
+// would create, update and prune there. Objects are compared as data:
+// formatting, comments, key order and the config.kubernetes.io/* and
+// internal.config.kubernetes.io/* annotations (which never reach a cluster)
+// are not changes. Results are Route's; the plan's Errors and Warnings are
+// left for the caller to fill from them.
+func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
+	sp, err := Route(in, cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind),
+		Contexts: []v1alpha1.ContextPlan{}, Moves: []v1alpha1.Move{}, DataStoreChanges: []v1alpha1.DataStoreChange{},
+		Errors: []string{}, Warnings: []string{}}
+	if sp.out == nil { // the packages could not even be named
+		return doc, sp.Results, nil
+	}
+	if opts.Out != nil && opts.Out.read == readParse {
+		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with OpenPrevious")
+	}
+	pv := &preview{sp: sp, cfg: cfg, out: opts.Out, doc: doc}
+	pv.place()
+	if err := pv.settleScanned(); errors.Is(err, errScanMismatch) {
+		// Never guess: read the previous split again, parsing every file.
+		if opts.Out, err = openOutDir(opts.Out.given, readDigests); err != nil {
+			return nil, nil, err
+		}
+		return Preview(in, cfg, opts, popts)
+	} else if err != nil {
+		return nil, nil, err
+	}
+	if err := pv.digestNew(); err != nil {
+		return nil, nil, err
+	}
+	counts := pv.compare()
+	if !sp.guarded && opts.Out != nil {
+		// Route stopped at an earlier error; run the guard on the plan's
+		// own placement, so that its verdict is shown too.
+		sp.checkMassPrune(&cfg.Spec.Spec, opts.AllowMassPrune, opts.Out, counts)
+	}
+	maxPercent, minObjects := cfg.Spec.Spec.PruneGuard.Limits()
+	for k := range doc.Contexts {
+		c := &doc.Contexts[k]
+		if c.State != v1alpha1.ContextDropped {
+			c.MassPrune = massPrune(pruneCount{c.Name, c.Previous, len(c.Prune)}, maxPercent, minObjects)
+		}
+	}
+	pv.movesAndDataStores()
+	if popts.Diff {
+		if err := pv.diffs(); err != nil {
+			return nil, nil, err
+		}
+	}
+	return doc, sp.Results, nil
+}
+
+type preview struct {
+	sp  *Plan
+	cfg *function.Config
+	out *OutDir
+	doc *v1alpha1.SplitPlan
+	// contexts[i] are the contexts item i would be applied to: its route,
+	// or for a refused move the route it was refused; nil when it has
+	// none. unknown marks items whose route failed otherwise: the plan
+	// cannot say where they go, so it claims no prune of them.
+	contexts [][]int
+	unknown  map[objKey]bool
+	digests  []digest
+	// updates are the updated items per context, for the diffs.
+	updates map[string][]update
+	// same are, per context of the config, the objects of files that the
+	// new split would write byte for byte as the previous one did.
+	same []map[objKey]bool
+}
+
+// settleScanned compares, with the previous split read by scanFile, each
+// file the new split would write with the previous file at its path: when
+// their bytes are equal, its objects are unchanged, and what scanFile read
+// must be those objects. Every other scanned file is parsed and checked
+// against what scanFile read. errScanMismatch reports a difference.
+func (pv *preview) settleScanned() error {
+	names := pv.cfg.Router.Names()
+	pv.same = make([]map[objKey]bool, len(names))
+	if pv.out == nil || pv.out.read != readScan {
+		return nil
+	}
+	type job struct {
+		pkg  *Package
+		ctx  int
+		k    int
+		prev *scannedFile
+	}
+	var jobs []job
+	matched := map[*prevContext]map[string]bool{}
+	for _, pkg := range pv.sp.Packages { // none when the split has errors
+		pc := pv.out.context(pkg.Context)
+		if pc == nil || len(pc.scanned) == 0 {
+			continue
+		}
+		ctx := slices.Index(names, pkg.Context)
+		for k, f := range pkg.files {
+			if s := pc.scanned[f.path]; s != nil && f.items != nil {
+				jobs = append(jobs, job{pkg, ctx, k, s})
+			}
+		}
+		matched[pc] = map[string]bool{}
+	}
+	equal := make([]bool, len(jobs))
+	err := function.Parallel(len(jobs), func(j int) error {
+		data, err := jobs[j].pkg.render(jobs[j].k)
+		if err != nil {
+			return err
+		}
+		equal[j] = sha256.Sum256(data) == jobs[j].prev.sum
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for j, jb := range jobs {
+		if !equal[j] {
+			continue
+		}
+		f := &jb.pkg.files[jb.k]
+		if len(f.items) != len(jb.prev.held) {
+			return errScanMismatch
+		}
+		if pv.same[jb.ctx] == nil {
+			pv.same[jb.ctx] = map[objKey]bool{}
+		}
+		for n, i := range f.items {
+			it := &pv.sp.items[i]
+			h := jb.prev.held[n]
+			if h.key != keyOf(&it.Object) || h.dataStore != pv.cfg.DataStore.Assign(jb.ctx, it.APIVersion, it.Kind) {
+				return errScanMismatch
+			}
+			pv.same[jb.ctx][h.key] = true
+		}
+		matched[pv.out.context(jb.pkg.Context)][f.path] = true
+	}
+	for _, pc := range pv.out.previous {
+		if err := pc.parseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type update struct {
+	item int
+	prev prevObject
+}
+
+// place decides where each item would go.
+func (pv *preview) place() {
+	ds := pv.sp.out.Plan.Decisions
+	pv.contexts = make([][]int, len(ds))
+	pv.unknown = map[objKey]bool{}
+	for i, d := range ds {
+		switch {
+		case d.Routed():
+			pv.contexts[i] = d.Contexts
+		case d.Reason == route.Failed && d.Refused != nil:
+			pv.contexts[i] = d.Refused
+		case d.Reason == route.Failed && pv.sp.items[i].Name != "":
+			pv.unknown[keyOf(&pv.sp.items[i].Object)] = true
+		}
+	}
+}
+
+// digestNew digests every item that goes somewhere, as split writes it.
+func (pv *preview) digestNew() error {
+	pv.digests = make([]digest, len(pv.contexts))
+	return function.Parallel(len(pv.contexts), func(i int) error {
+		same := true
+		for _, c := range pv.contexts[i] {
+			same = same && pv.same[c][keyOf(&pv.sp.items[i].Object)]
+		}
+		if pv.contexts[i] == nil || same {
+			return nil // nowhere, or unchanged wherever it goes
+		}
+		n, err := pv.sp.prepare(i)
+		if err != nil {
+			return err
+		}
+		pv.digests[i] = digestOf(n)
+		return nil
+	})
+}
+
+// compare fills the contexts of the plan and returns what each context of
+// the config would lose, for the guard.
+func (pv *preview) compare() []pruneCount {
+	names := pv.cfg.Router.Names()
+	perCtx := make([]map[objKey]int, len(names))
+	for i := range perCtx {
+		perCtx[i] = map[objKey]int{}
+	}
+	for i, cs := range pv.contexts {
+		for _, c := range cs {
+			perCtx[c][keyOf(&pv.sp.items[i].Object)] = i
+		}
+	}
+	pv.updates = map[string][]update{}
+	var counts []pruneCount
+	for c, name := range names {
+		cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextAdded}
+		pc := pv.out.context(name)
+		if pc != nil && pc.exists {
+			cp.State = v1alpha1.ContextKept
+		}
+		var prev map[objKey]prevObject
+		var held map[objKey]string
+		if pc != nil {
+			prev, held = pc.objs, pc.held
+		}
+		for k, i := range perCtx[c] {
+			p, ok := prev[k]
+			switch {
+			case pv.same[c][k]:
+				cp.Unchanged++
+			case !ok:
+				cp.Create = append(cp.Create, refOf(k))
+			case p.digest != pv.digests[i]:
+				cp.Update = append(cp.Update, refOf(k))
+				pv.updates[name] = append(pv.updates[name], update{i, p})
+			default:
+				cp.Unchanged++
+			}
+		}
+		cp.Previous = len(held)
+		pruned := 0
+		for k := range held {
+			if _, ok := perCtx[c][k]; !ok && !pv.unknown[k] {
+				cp.Prune = append(cp.Prune, refOf(k))
+			}
+			if _, ok := perCtx[c][k]; !ok {
+				pruned++
+			}
+		}
+		if len(held) > 0 {
+			counts = append(counts, pruneCount{name, len(held), pruned})
+		}
+		pv.doc.Contexts = append(pv.doc.Contexts, cp)
+	}
+	if pv.out != nil {
+		var dropped []string
+		for _, pc := range pv.out.previous {
+			if !slices.Contains(names, pc.name) && pc.exists {
+				dropped = append(dropped, pc.name)
+			}
+		}
+		sort.Strings(dropped)
+		for _, name := range dropped {
+			pc := pv.out.context(name)
+			cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.held)}
+			for k := range pc.held {
+				cp.Prune = append(cp.Prune, refOf(k))
+			}
+			pv.doc.Contexts = append(pv.doc.Contexts, cp)
+		}
+	}
+	for k := range pv.doc.Contexts {
+		c := &pv.doc.Contexts[k]
+		for _, l := range []*[]v1alpha1.ObjectRef{&c.Create, &c.Update, &c.Prune} {
+			if *l == nil {
+				*l = []v1alpha1.ObjectRef{}
+			}
+			sortRefs(*l)
+		}
+	}
+	return counts
+}
+
+// movesAndDataStores lists the objects whose contexts or datastores
+// change, and whether the rules refuse them.
+func (pv *preview) movesAndDataStores() {
+	names := pv.cfg.Router.Names()
+	spec := &pv.cfg.Spec.Spec
+	// applied are the contexts whose previous package holds each object:
+	// where it is now, whatever its annotation says.
+	applied := map[objKey][]string{}
+	if pv.out != nil {
+		for _, pc := range pv.out.previous {
+			for k := range pc.held {
+				applied[k] = append(applied[k], pc.name)
+			}
+		}
+	}
+	for i := range pv.sp.items {
+		it := &pv.sp.items[i]
+		if pv.contexts[i] == nil {
+			continue
+		}
+		key := keyOf(&it.Object)
+		from := applied[key]
+		if from == nil && it.HasPrevious {
+			from = slices.Clone(it.Previous)
+		}
+		if from == nil {
+			continue // a new object: creates, not a move
+		}
+		to := make([]string, len(pv.contexts[i]))
+		for k, c := range pv.contexts[i] {
+			to[k] = names[c]
+		}
+		ref := refOf(key)
+		if !sameSet(from, to) {
+			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(spec, from[a]) < ctxOrder(spec, from[b]) })
+			refused := pv.sp.out.Plan.Decisions[i].Reason == route.Failed
+			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
+		}
+		if !it.HasPrevious {
+			continue
+		}
+		if !it.HasDataStore || !pv.sp.out.Plan.Decisions[i].Routed() {
+			continue
+		}
+		old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
+		if err != nil {
+			continue // Decide reported it
+		}
+		ephemeral := pv.cfg.DataStore.Ephemeral(it.APIVersion, it.Kind)
+		for k, c := range pv.contexts[i] {
+			was, ok := old[to[k]]
+			now := pv.cfg.DataStore.Assign(c, it.APIVersion, it.Kind)
+			if !ok || was == now {
+				continue
+			}
+			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: to[k], From: was, To: now,
+				Refused: datastore.Judge(ephemeral, spec.AllowDataStoreChanges) == datastore.Refused})
+		}
+	}
+	sort.SliceStable(pv.doc.Moves, func(a, b int) bool { return pv.doc.Moves[a].Ref.Less(pv.doc.Moves[b].Ref) })
+	sort.SliceStable(pv.doc.DataStoreChanges, func(a, b int) bool {
+		x, y := pv.doc.DataStoreChanges[a], pv.doc.DataStoreChanges[b]
+		if x.Ref != y.Ref {
+			return x.Ref.Less(y.Ref)
+		}
+		return spec.ContextIndex(x.Context) < spec.ContextIndex(y.Context)
+	})
+}
+
+// diffs renders a unified diff of every update, both sides as split writes
+// the object.
+func (pv *preview) diffs() error {
+	for k := range pv.doc.Contexts {
+		c := &pv.doc.Contexts[k]
+		ups := pv.updates[c.Name]
+		diffs := make([]v1alpha1.ObjectDiff, len(ups))
+		err := function.Parallel(len(ups), func(j int) error {
+			u := ups[j]
+			n, err := pv.sp.prepare(u.item)
+			if err != nil {
+				return err
+			}
+			now, err := encode([]*yaml.RNode{n})
+			if err != nil {
+				return err
+			}
+			was, err := pv.previousText(c.Name, u.prev)
+			if err != nil {
+				return err
+			}
+			file := filepath.ToSlash(filepath.Join(c.Name, u.prev.file))
+			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+				A: difflib.SplitLines(string(was)), B: difflib.SplitLines(string(now)),
+				FromFile: "previous/" + file, ToFile: "new/" + file, Context: 3})
+			if err != nil {
+				return err
+			}
+			diffs[j] = v1alpha1.ObjectDiff{Ref: refOf(keyOf(&pv.sp.items[u.item].Object)), Diff: text}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		sort.Slice(diffs, func(a, b int) bool { return diffs[a].Ref.Less(diffs[b].Ref) })
+		c.Diffs = diffs
+	}
+	return nil
+}
+
+// previousText reads one resource of the previous split and encodes it
+// as split writes it.
+func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(pv.out.Path, ctx, filepath.FromSlash(p.file)))
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), WrapBareSeqNode: true, PreserveSeqIndent: true}).Read()
+	if err != nil {
+		return nil, err
+	}
+	if p.pos >= len(nodes) {
+		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.given, ctx, p.file))
+	}
+	return encode(nodes[p.pos : p.pos+1])
+}
+
+// digest identifies an object's data as it reaches the cluster.
+type digest [sha256.Size]byte
+
+// digestOf digests the object as data, as the API server would read it:
+// mapping keys sorted, scalars by their resolved value (quoting, block
+// style, comments and key order are formatting), without the annotations
+// that never reach the cluster (an annotations mapping left empty counts
+// as absent). It walks the node instead of decoding it: plan digests every
+// object of both the new and the previous split.
+func digestOf(n *yaml.RNode) digest {
+	h := sha256.New()
+	w := &digester{h: h}
+	w.node(n.YNode(), 0, rootPath)
+	var d digest
+	h.Sum(d[:0])
+	return d
+}
+
+// Where the walk is, to find metadata.annotations.
+const (
+	rootPath = iota
+	metadataPath
+	annotationsPath
+	otherPath
+)
+
+type digester struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func (w *digester) write(tag byte, s string) {
+	w.buf = append(w.buf[:0], tag)
+	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
+	w.buf = append(w.buf, ':')
+	w.h.Write(w.buf)
+	io.WriteString(w.h, s)
+}
+
+func (w *digester) node(n *yaml.Node, depth, where int) {
+	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
+		n = n.Alias
+	}
+	if n == nil || depth > 512 {
+		w.write('~', "")
+		return
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			w.node(c, depth+1, where)
+		}
+	case yaml.SequenceNode:
+		w.write('[', "")
+		for _, c := range n.Content {
+			w.node(c, depth+1, otherPath)
+		}
+		w.write(']', "")
+	case yaml.MappingNode:
+		type pair struct {
+			key string
+			val *yaml.Node
+		}
+		pairs := make([]pair, 0, len(n.Content)/2)
+		for k := 0; k+1 < len(n.Content); k += 2 {
+			key := keyText(n.Content[k])
+			if where == annotationsPath && notAppliedKey(key) {
+				continue
+			}
+			pairs = append(pairs, pair{key, n.Content[k+1]})
+		}
+		sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].key < pairs[b].key })
+		w.write('{', "")
+		for _, p := range pairs {
+			next := otherPath
+			switch {
+			case where == rootPath && p.key == "metadata":
+				next = metadataPath
+			case where == metadataPath && p.key == "annotations":
+				next = annotationsPath
+				if v := resolveAlias(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
+					continue // an annotations mapping with nothing that reaches the cluster
+				}
+			}
+			w.write('k', p.key)
+			w.node(p.val, depth+1, next)
+		}
+		w.write('}', "")
+	default:
+		w.write('s', scalarValue(n))
+	}
+}
+
+// keyText is a mapping key as JSON would name it: its text (every key of a
+// Kubernetes object is a string).
+func keyText(n *yaml.Node) string {
+	if n = resolveAlias(n); n == nil || n.Kind != yaml.ScalarNode {
+		return "!!node"
+	}
+	return n.Value
+}
+
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func emptyAfterStrip(m *yaml.Node) bool {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if !notAppliedKey(keyText(m.Content[k])) {
+			return false
+		}
+	}
+	return true
+}
+
+// scalarValue is a scalar's resolved value with its type: "!!str:x",
+// "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
+func scalarValue(n *yaml.Node) string {
+	n = resolveAlias(n)
+	if n == nil {
+		return "!!null:"
+	}
+	if n.Kind != yaml.ScalarNode {
+		return "!!node"
+	}
+	tag := n.ShortTag()
+	switch tag {
+	case "!!null":
+		return "!!null:"
+	case "!!bool":
+		var b bool
+		if n.Decode(&b) == nil {
+			return tag + ":" + strconv.FormatBool(b)
+		}
+	case "!!int":
+		var i int64
+		if n.Decode(&i) == nil {
+			return tag + ":" + strconv.FormatInt(i, 10)
+		}
+	case "!!float":
+		var f float64
+		if n.Decode(&f) == nil {
+			return tag + ":" + strconv.FormatFloat(f, 'g', -1, 64)
+		}
+	}
+	return tag + ":" + n.Value
+}
+
+func refOf(k objKey) v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{Group: k.group, Kind: k.kind, Namespace: k.namespace, Name: k.name}
+}
+
+func sortRefs(refs []v1alpha1.ObjectRef) {
+	sort.Slice(refs, func(a, b int) bool { return refs[a].Less(refs[b]) })
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// notApplied are the annotation prefixes that never reach a cluster:
+// kpt's and kyaml's.
+var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
+
+func notAppliedKey(k string) bool {
+	if k == kioutil.LegacyIdAnnotation {
+		return true
+	}
+	for _, p := range notApplied {
+		if strings.HasPrefix(k, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ctxOrder orders contexts as the config does, then those it no longer has.
+func ctxOrder(spec *v1alpha1.ShardConfigSpec, name string) int {
+	if i := spec.ContextIndex(name); i >= 0 {
+		return i
+	}
+	return len(spec.Contexts)
+}

@@ -1,0 +1,315 @@
+package split
+
+import (
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/function"
+)
+
+// previewDir runs what `shard-router plan PKG --previous OUT` runs.
+func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results) {
+	t.Helper()
+	od, err := OpenPrevious(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := ReadPackage(pkg, od.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node, err := in.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, results := function.LoadConfig(node)
+	if len(results) > 0 {
+		t.Fatal(errorResults(results))
+	}
+	opts.Out = od
+	doc, results, err := Preview(in, cfg, opts, popts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc, results
+}
+
+// summary renders a plan's contexts as "ctx state c=[..] u=[..] p=[..] n=N".
+func summary(doc *v1alpha1.SplitPlan) []string {
+	var out []string
+	names := func(refs []v1alpha1.ObjectRef) string {
+		s := make([]string, len(refs))
+		for i, r := range refs {
+			s[i] = r.String()
+		}
+		return strings.Join(s, "; ")
+	}
+	for _, c := range doc.Contexts {
+		out = append(out, fmt.Sprintf("%s %s c=[%s] u=[%s] p=[%s] n=%d", c.Name, c.State, names(c.Create), names(c.Update), names(c.Prune), c.Unchanged))
+	}
+	return out
+}
+
+func wantSummary(t *testing.T, doc *v1alpha1.SplitPlan, want ...string) {
+	t.Helper()
+	if got := summary(doc); !reflect.DeepEqual(got, want) {
+		t.Errorf("plan:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+func TestPreviewCreateThenNoChange(t *testing.T) {
+	pkg, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	writeTree(t, pkg, basePackage())
+	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc,
+		"ctx-a added c=[Namespace a; Deployment.apps a/web; Lease.coordination.k8s.io a/leader; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
+		"ctx-b added c=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0")
+	if !doc.HasChanges() {
+		t.Error("a first plan has no changes")
+	}
+	if _, err := ReadPackage(pkg); err != nil {
+		t.Fatal(err)
+	}
+	if tree := readTree(t, out); len(tree) != 0 {
+		t.Errorf("plan wrote %v", keys(tree))
+	}
+	mustSplit(t, pkg, out)
+	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3")
+	if doc.HasChanges() || len(doc.Moves)+len(doc.DataStoreChanges) > 0 {
+		t.Errorf("a second plan has changes: %+v", doc)
+	}
+	if hasResult(results, framework.Error, "") {
+		t.Errorf("errors: %v", errorResults(results))
+	}
+}
+
+// splitBase writes the base package and splits it to a fresh output.
+func splitBase(t *testing.T) (pkg, out string) {
+	t.Helper()
+	pkg, out = t.TempDir(), filepath.Join(t.TempDir(), "out")
+	writeTree(t, pkg, basePackage())
+	mustSplit(t, pkg, out)
+	return pkg, out
+}
+
+func TestPreviewFormattingIsNoChange(t *testing.T) {
+	pkg, out := splitBase(t)
+	// Comments, key order, flow style, sequence indentation, quoting and
+	// kpt's own annotations never reach the cluster.
+	writeTree(t, pkg, map[string]string{"apps/web.yaml": `kind: Deployment # comment
+metadata:
+  namespace: "a"
+  name: web
+  annotations:
+    config.kubernetes.io/depends-on: /namespaces/default/ConfigMap/x
+    internal.config.kubernetes.io/note: "x"
+apiVersion: apps/v1
+spec: {template: {spec: {containers: [{image: nginx, name: web}]}}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: b}
+data:
+    key: "value"
+`})
+	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3")
+}
+
+func TestPreviewCategories(t *testing.T) {
+	pkg, out := splitBase(t)
+	files := basePackage()
+	writeTree(t, pkg, map[string]string{
+		// An update of data; the ConfigMap b/settings is pruned.
+		"apps/web.yaml": strings.Replace(files["apps/web.yaml"][:strings.Index(files["apps/web.yaml"], "---")], "image: nginx", "image: nginx:2", 1),
+		// A new object, in both contexts (cluster-scoped, broadcast).
+		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
+		// A label of shard-router's own annotations reaches the cluster.
+		"apps/lease.yaml": strings.Replace(files["apps/lease.yaml"], "namespace: a\n", "namespace: a\n  annotations:\n    team: x\n", 1),
+	})
+	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{Diff: true})
+	wantSummary(t, doc,
+		"ctx-a kept c=[ClusterRole.rbac.authorization.k8s.io writer] u=[Deployment.apps a/web; Lease.coordination.k8s.io a/leader] p=[] n=2",
+		"ctx-b kept c=[ClusterRole.rbac.authorization.k8s.io writer] u=[] p=[ConfigMap b/settings] n=2")
+	if hasResult(results, framework.Error, "") {
+		t.Errorf("errors: %v", errorResults(results))
+	}
+	diffs := doc.Contexts[0].Diffs
+	if len(diffs) != 2 || diffs[0].Ref.Kind != "Deployment" ||
+		!strings.Contains(diffs[0].Diff, "--- previous/ctx-a/apps/web.yaml\n+++ new/ctx-a/apps/web.yaml\n") ||
+		!strings.Contains(diffs[0].Diff, "\n-        - name: web # wide sequence style, kept\n-          image: nginx\n") && !strings.Contains(diffs[0].Diff, "\n-          image: nginx\n+          image: nginx:2\n") {
+		t.Errorf("diffs: %+v", diffs)
+	}
+	if len(doc.Contexts[1].Diffs) != 0 {
+		t.Errorf("ctx-b has diffs: %+v", doc.Contexts[1].Diffs)
+	}
+
+	// An annotation of shard-router's is a change: the datastore annotation
+	// of the Lease changes when its override goes (allowed here).
+	pkg, out = splitBase(t)
+	noOverride := shardConfig[:strings.Index(shardConfig, "  dataStoreOverrides:")]
+	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(noOverride, "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1)})
+	doc, _ = previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc, "ctx-a kept c=[] u=[Lease.coordination.k8s.io a/leader] p=[] n=3", "ctx-b kept c=[] u=[] p=[] n=3")
+}
+
+func TestPreviewIdentityIsGroupKind(t *testing.T) {
+	files := basePackage()
+	files["apps/hpa.yaml"] = "apiVersion: autoscaling/v1\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n  namespace: a\nspec:\n  maxReplicas: 3\n"
+	pkg, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	writeTree(t, pkg, files)
+	mustSplit(t, pkg, out)
+	writeTree(t, pkg, map[string]string{"apps/hpa.yaml": strings.Replace(files["apps/hpa.yaml"], "autoscaling/v1", "autoscaling/v2", 1)})
+	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc,
+		"ctx-a kept c=[] u=[HorizontalPodAutoscaler.autoscaling a/web] p=[] n=4",
+		"ctx-b kept c=[] u=[] p=[] n=3")
+}
+
+func TestPreviewMoves(t *testing.T) {
+	for _, allow := range []bool{false, true} {
+		t.Run(fmt.Sprintf("allowMoves=%v", allow), func(t *testing.T) {
+			pkg, out := splitBase(t)
+			relabel(t, pkg)
+			if allow {
+				writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(shardConfig, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
+			}
+			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			// Namespace a and its objects leave ctx-a for ctx-b.
+			wantSummary(t, doc,
+				"ctx-a kept c=[] u=[] p=[Namespace a; Deployment.apps a/web; Lease.coordination.k8s.io a/leader] n=1",
+				"ctx-b kept c=[Namespace a; Deployment.apps a/web; Lease.coordination.k8s.io a/leader] u=[] p=[] n=3")
+			if len(doc.Moves) != 3 {
+				t.Fatalf("moves: %+v", doc.Moves)
+			}
+			for _, m := range doc.Moves {
+				if !reflect.DeepEqual(m.From, []string{"ctx-a"}) || !reflect.DeepEqual(m.To, []string{"ctx-b"}) || m.Refused == allow {
+					t.Errorf("move %+v", m)
+				}
+			}
+			if got := hasResult(results, framework.Error, "would move"); got == allow {
+				t.Errorf("error for the move: %v", got)
+			}
+			// The Lease changes datastore too (ctx-b has no leases
+			// datastore), which has no previous annotation here: the
+			// previous split's datastore counts only through moves.
+		})
+	}
+}
+
+func TestPreviewDataStoreChanges(t *testing.T) {
+	cases := []struct {
+		name    string
+		edit    func(string) string
+		refused bool
+	}{
+		{"refused", func(c string) string { return c }, true},
+		{"allowDataStoreChanges", func(c string) string {
+			return strings.Replace(c, "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1)
+		}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pkg, out := splitBase(t)
+			noOverride := shardConfig[:strings.Index(shardConfig, "  dataStoreOverrides:")]
+			writeTree(t, pkg, map[string]string{"shards.yaml": tc.edit(noOverride)})
+			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			want := []v1alpha1.DataStoreChange{{Ref: v1alpha1.ObjectRef{Group: "coordination.k8s.io", Kind: "Lease", Namespace: "a", Name: "leader"},
+				Context: "ctx-a", From: "leases", To: "default", Refused: tc.refused}}
+			if !reflect.DeepEqual(doc.DataStoreChanges, want) {
+				t.Errorf("changes %+v", doc.DataStoreChanges)
+			}
+			if got := hasResult(results, framework.Error, "would change datastore"); got != tc.refused {
+				t.Errorf("error result: %v", got)
+			}
+		})
+	}
+	// An ephemeral override allows it.
+	pkg, out := splitBase(t)
+	writeTree(t, pkg, map[string]string{"shards.yaml": shardConfig + "    ephemeral: true\n"})
+	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	if len(doc.DataStoreChanges) != 0 {
+		t.Errorf("no datastore changes expected: %+v", doc.DataStoreChanges)
+	}
+}
+
+func TestPreviewAddedAndDroppedContexts(t *testing.T) {
+	pkg, out := splitBase(t)
+	cfg := strings.Replace(shardConfig, "  - name: ctx-b\n", "  - name: ctx-c\n    namespaceSelector: {matchLabels: {shard: c}}\n  - name: ctx-b\n", 1)
+	cfg = strings.Replace(cfg, "name: ctx-b\n    namespaceSelector: {matchLabels: {shard: b}}\n", "name: ctx-d\n    namespaceSelector: {matchLabels: {shard: b}}\n", 1)
+	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(cfg, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
+	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc,
+		"ctx-a kept c=[] u=[ClusterRole.rbac.authorization.k8s.io reader] p=[] n=3",
+		"ctx-c added c=[ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
+		"ctx-d added c=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
+		"ctx-b dropped c=[] u=[] p=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] n=0")
+	if !hasResult(results, framework.Warning, `context "ctx-b" is no longer in the config`) {
+		t.Error("no warning for the dropped context")
+	}
+	// The broadcast ClusterRole now goes to ctx-a, ctx-c and ctx-d.
+	var moved []string
+	for _, m := range doc.Moves {
+		moved = append(moved, fmt.Sprintf("%s %v->%v %v", m.Ref, m.From, m.To, m.Refused))
+	}
+	want := []string{
+		"ConfigMap b/settings [ctx-b]->[ctx-d] false",
+		"Namespace b [ctx-b]->[ctx-d] false",
+		"ClusterRole.rbac.authorization.k8s.io reader [ctx-a ctx-b]->[ctx-a ctx-c ctx-d] false",
+	}
+	if !reflect.DeepEqual(moved, want) {
+		t.Errorf("moves:\n%s", strings.Join(moved, "\n"))
+	}
+}
+
+func TestPreviewLeavesOutputAlone(t *testing.T) {
+	pkg, out := splitBase(t)
+	before := readTree(t, out)
+	relabel(t, pkg)
+	previewDir(t, pkg, out, Options{}, PreviewOptions{Diff: true})
+	if after := readTree(t, out); !reflect.DeepEqual(before, after) {
+		t.Error("plan changed the output directory")
+	}
+}
+
+func TestDigestIsData(t *testing.T) {
+	base := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    shardrouter.dev/context: x\ndata:\n  n: \"1\"\n  s: text\n  list: [a, b]\n"
+	same := []string{
+		"# a comment\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  annotations:\n    shardrouter.dev/context: 'x'\n    config.kubernetes.io/path: a.yaml\n    internal.config.kubernetes.io/index: '3'\n  name: a\ndata:\n  list:\n  - a\n  - b\n  s: |-\n    text\n  n: '1'\n",
+		"{apiVersion: v1, kind: ConfigMap, metadata: {name: a, annotations: {shardrouter.dev/context: x, config.k8s.io/id: '1'}}, data: {n: \"1\", s: \"text\", list: [\"a\", \"b\"]}}\n",
+	}
+	different := []string{
+		strings.Replace(base, `n: "1"`, "n: 1", 1),                                                            // a number, not a string
+		strings.Replace(base, "s: text", "s: other", 1),                                                       // data
+		strings.Replace(base, "shardrouter.dev/context: x", "shardrouter.dev/context: y", 1),                  // shard-router's annotation
+		strings.Replace(base, "list: [a, b]", "list: [b, a]", 1),                                              // sequence order
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    team: a\n", 1), // a user annotation
+	}
+	want := digestOf(mustParse(t, base))
+	for _, s := range same {
+		if digestOf(mustParse(t, s)) != want {
+			t.Errorf("formatting changed the digest:\n%s", s)
+		}
+	}
+	for _, s := range different {
+		if digestOf(mustParse(t, s)) == want {
+			t.Errorf("a change kept the digest:\n%s", s)
+		}
+	}
+	// Annotations that all never reach the cluster are no annotations.
+	noAnnos := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n"
+	if digestOf(mustParse(t, noAnnos)) != digestOf(mustParse(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '0'\n")) {
+		t.Error("an annotations mapping of kpt's annotations only is a change")
+	}
+	// Integers as YAML writes them in several ways are one number.
+	if digestOf(mustParse(t, "a: 0x10\nb: true\n")) != digestOf(mustParse(t, "a: 16\nb: true\n")) {
+		t.Error("0x10 and 16 differ")
+	}
+}

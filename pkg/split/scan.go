@@ -1,0 +1,223 @@
+package split
+
+import (
+	"bytes"
+	"strings"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/route"
+)
+
+// scanFile reads what a file of a previous context directory holds (as
+// readFile does) without parsing it as YAML: split writes block-style files
+// whose identifying fields are top-level and two-space-indented lines. It
+// takes only the layout it is sure of: anything else (tabs, flow style,
+// anchors, tags, quoted keys, escapes, multi-line or block scalars in the
+// fields it reads, document markers other than "---", duplicate keys)
+// returns ok false, and the caller parses the file. plan checks every file
+// it scanned against the new split or against a parse, and starts over
+// with parsing when one differs.
+func scanFile(data []byte, ctx string) (out []heldResource, ok bool) {
+	if bytes.ContainsAny(data, "\t\r") {
+		return nil, false
+	}
+	for len(data) > 0 {
+		var doc []byte
+		if i := bytes.Index(data, []byte("\n---\n")); i >= 0 {
+			doc, data = data[:i+1], data[i+5:]
+		} else {
+			doc, data = data, nil
+		}
+		h, skip, ok := scanDocument(doc, ctx)
+		if !ok {
+			return nil, false
+		}
+		if !skip {
+			out = append(out, h)
+		}
+	}
+	return out, true
+}
+
+// scanDocument reads one document. skip is set for what readFile skips:
+// empty documents, local config, unnamed resources and kpt's own files.
+func scanDocument(doc []byte, ctx string) (h heldResource, skip, ok bool) {
+	var apiVersion, kind, name, namespace string
+	annos := map[string]string{}
+	top := map[string]bool{}
+	meta := map[string]bool{}
+	section := "" // the top-level key whose block the lines are in
+	metaKey := "" // the metadata key whose block the lines are in
+	lines := strings.Split(string(doc), "\n")
+	for n := 0; n < len(lines); n++ {
+		line := lines[n]
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		if indent == 0 && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%")) {
+			if n == 0 && line == "---" {
+				continue // a file may start with a separator
+			}
+			return h, false, false
+		}
+		if indent == 0 && strings.HasPrefix(line, "- ") || line == "-" {
+			if section == "" {
+				return h, false, false // a bare sequence
+			}
+			continue // a compact sequence under a top-level key
+		}
+		switch {
+		case indent == 0:
+			key, value, ok := scanKeyValue(line)
+			if !ok || top[key] {
+				return h, false, false
+			}
+			top[key], section, metaKey = true, key, ""
+			switch key {
+			case "apiVersion", "kind":
+				v, ok := scanScalar(value, lines, n, 0)
+				if !ok {
+					return h, false, false
+				}
+				if key == "apiVersion" {
+					apiVersion = v
+				} else {
+					kind = v
+				}
+			case "metadata":
+				if value != "" {
+					return h, false, false // flow style
+				}
+			}
+		case section != "metadata":
+			continue
+		case indent == 2 && !strings.HasPrefix(trimmed, "- "):
+			key, value, ok := scanKeyValue(trimmed)
+			if !ok || meta[key] {
+				return h, false, false
+			}
+			meta[key], metaKey = true, key
+			switch key {
+			case "name", "namespace":
+				v, ok := scanScalar(value, lines, n, 2)
+				if !ok {
+					return h, false, false
+				}
+				if key == "name" {
+					name = v
+				} else {
+					namespace = v
+				}
+			case "annotations", "labels":
+				if value != "" {
+					return h, false, false // flow style
+				}
+			}
+		case indent == 4 && metaKey == "annotations":
+			key, value, ok := scanKeyValue(trimmed)
+			if !ok {
+				return h, false, false
+			}
+			if _, dup := annos[key]; dup {
+				return h, false, false
+			}
+			annos[key] = ""
+			switch key {
+			case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, function.LocalConfigAnnotation:
+				v, ok := scanScalar(value, lines, n, 4)
+				if !ok {
+					return h, false, false
+				}
+				annos[key] = v
+			}
+		case indent < 2:
+			return h, false, false
+		}
+	}
+	if len(top) == 0 {
+		return h, true, true // an empty document
+	}
+	// Copies: the values are substrings of the whole document.
+	o := route.Object{APIVersion: strings.Clone(apiVersion), Kind: strings.Clone(kind), Name: strings.Clone(name), Namespace: strings.Clone(namespace)}
+	kind, name, namespace = o.Kind, o.Name, o.Namespace
+	if v, ok := annos[function.LocalConfigAnnotation]; ok && v != "false" {
+		return h, true, true
+	}
+	if name == "" || isKptInternal(&o) {
+		return h, true, true
+	}
+	h.key = keyOf(&o)
+	h.desc = kind + " " + name
+	if namespace != "" {
+		h.desc = kind + " " + namespace + "/" + name
+	}
+	if ds, ok := annos[v1alpha1.DataStoreAnnotation]; ok {
+		if prev := route.ParseContexts(annos[v1alpha1.ContextAnnotation]); len(prev) > 0 {
+			if m, err := datastore.ParseAnnotation(ds, prev); err == nil {
+				h.dataStore = strings.Clone(m[ctx])
+			}
+		}
+	}
+	return h, false, true
+}
+
+// scanKeyValue splits "key: value" or "key:" where key is a plain scalar.
+func scanKeyValue(s string) (key, value string, ok bool) {
+	i := strings.Index(s, ":")
+	if i <= 0 {
+		return "", "", false
+	}
+	key, rest := s[:i], s[i+1:]
+	if strings.ContainsAny(key, `'"{}[]&*!|>%@#,`+"`") || strings.HasPrefix(key, "- ") || strings.HasPrefix(key, "? ") || strings.TrimSpace(key) != key {
+		return "", "", false
+	}
+	if rest != "" && rest[0] != ' ' {
+		return "", "", false // "a:b" is a plain scalar, not a key
+	}
+	return key, strings.TrimSpace(rest), true
+}
+
+// scanScalar reads a single-line scalar value of the key on line n (with
+// the key's indent): plain, or quoted without escapes. A value continued on
+// the next lines is refused.
+func scanScalar(value string, lines []string, n, indent int) (string, bool) {
+	for _, next := range lines[n+1:] {
+		t := strings.TrimLeft(next, " ")
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		if len(next)-len(t) > indent {
+			return "", false // a continuation, or a nested value
+		}
+		break
+	}
+	switch {
+	case value == "":
+		return "", false // null or a nested value: not a string
+	case value[0] == '\'':
+		if len(value) < 2 || value[len(value)-1] != '\'' {
+			return "", false
+		}
+		inner := value[1 : len(value)-1]
+		if strings.Contains(strings.ReplaceAll(inner, "''", ""), "'") {
+			return "", false
+		}
+		return strings.ReplaceAll(inner, "''", "'"), true
+	case value[0] == '"':
+		if len(value) < 2 || value[len(value)-1] != '"' || strings.ContainsAny(value[1:len(value)-1], `"\`) {
+			return "", false
+		}
+		return value[1 : len(value)-1], true
+	case strings.ContainsAny(value[:1], "&*!|>{[@`%#?-:,]}") || strings.Contains(value, " #") || strings.Contains(value, ": "):
+		return "", false
+	}
+	switch value {
+	case "null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE":
+		return "", false // not a string (readFile reads "" or the text; be sure)
+	}
+	return value, true
+}
