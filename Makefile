@@ -9,7 +9,7 @@ LDFLAGS := -s -w -X github.com/shard-router/shard-router/pkg/cli.Version=$(VERSI
 IMAGE ?= localhost/shard-router:$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: help build test test-slow docs e2e tools tools-kpt tools-cluster fmt vet verify clean
+.PHONY: help build test test-slow docs update-kinds e2e tools tools-kpt tools-cluster fmt vet verify clean
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -22,6 +22,9 @@ test: ## The fast tier: unit, golden and fuzz-seed tests (go test -short, hermet
 
 test-slow: tools-kpt ## The whole suite, with what -short skips: big inputs, strace, the real kpt
 	go test -timeout 30m ./cmd/... ./internal/... ./pkg/...
+
+update-kinds: ## Move to another Kubernetes release: make update-kinds KUBE_VERSION=1.x.y (go.mod, tools/cluster, pkg/kinds)
+	KUBE_VERSION=$(KUBE_VERSION) hack/update-kinds.sh
 
 docs: ## Regenerate the command reference (docs/reference) from the commands' help
 	go run ./hack/docs
@@ -38,12 +41,12 @@ e2e: tools image ## Real kpt over the examples and demo, the podman image, and t
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/...
 
 fmt: ## Format the code
-	gofmt -w cmd pkg test
+	gofmt -w cmd internal pkg test hack
 
 vet: ## go vet and a gofmt check
 	go vet ./...
 	go vet -tags e2e ./test/...
-	@out=$$(gofmt -l cmd pkg test 2>/dev/null); if [ -n "$$out" ]; then echo "not gofmt'd:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal pkg test hack 2>/dev/null); if [ -n "$$out" ]; then echo "not gofmt'd:"; echo "$$out"; exit 1; fi
 
 verify: vet test ## Everything CI checks before e2e
 

@@ -1,11 +1,17 @@
 #!/bin/sh
 # gen.sh regenerates ../zz_generated_table.go from the discovery documents
-# checked in to the kubernetes repository (api/discovery/). Run it from
-# pkg/kinds, as `go generate ./pkg/kinds` does. It downloads the
+# checked in to the kubernetes repository (api/discovery/), and
+# ../zz_generated_cohabitation.go from kube-apiserver's storage factory. Run
+# it from pkg/kinds, as `go generate ./pkg/kinds` does. It downloads the
 # k8s.io/kubernetes module into the module cache once; go.mod is not changed.
+#
+# The Kubernetes version is the one tools/cluster builds kube-apiserver from
+# (its go.mod's k8s.io/kubernetes requirement), so the table always describes
+# the kube-apiserver the tests run; KUBE_VERSION=v1.x.y overrides it.
+# `make update-kinds KUBE_VERSION=1.x.y` bumps everything at once.
 set -eu
 
-KUBERNETES_VERSION=v1.34.4
+KUBERNETES_VERSION=${KUBE_VERSION:-$(cd ../../tools/cluster && GOWORK=off go list -m -f '{{.Version}}' k8s.io/kubernetes)}
 
 # Outside the main module, so that neither go.mod nor go.sum is touched.
 dir=$(cd "${TMPDIR:-/tmp}" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" |
@@ -16,5 +22,6 @@ if [ -z "$dir" ]; then
 fi
 
 go run ./gen -kubernetes-version "${KUBERNETES_VERSION}" -o zz_generated_table.go \
+	-kubernetes-dir "$dir" -cohabitation-o zz_generated_cohabitation.go \
 	"$dir/api/discovery/aggregated_v2.json" \
 	"$dir/api/discovery/api__v1.json"

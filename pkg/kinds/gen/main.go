@@ -45,6 +45,8 @@ func run(args []string, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	kubeVersion := fs.String("kubernetes-version", "", "kubernetes release the discovery documents come from, e.g. v1.34.4 (required)")
 	out := fs.String("o", "zz_generated_table.go", "output file")
+	kubeDir := fs.String("kubernetes-dir", "", "the k8s.io/kubernetes source tree, to read kube-apiserver's cohabitation lists from (optional)")
+	cohabOut := fs.String("cohabitation-o", "zz_generated_cohabitation.go", "output file for the cohabitation lists (with -kubernetes-dir)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -57,6 +59,15 @@ func run(args []string, stderr io.Writer) error {
 	src, err := Generate(*kubeVersion, fs.Args())
 	if err != nil {
 		return err
+	}
+	if *kubeDir != "" {
+		cohab, err := GenerateCohabitations(*kubeVersion, *kubeDir)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(*cohabOut, cohab, 0o644); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(*out, src, 0o644)
 }
@@ -119,8 +130,10 @@ func Generate(kubeVersion string, paths []string) ([]byte, error) {
 			k.Group, k.Version, k.Kind, k.Resource, k.Namespaced, k.Stored)
 	}
 	b.WriteString("}\n")
-	return format.Source(b.Bytes())
+	return formatSource(b.Bytes())
 }
+
+func formatSource(src []byte) ([]byte, error) { return format.Source(src) }
 
 // sourceName keeps the path from api/discovery/ on, so that the header does
 // not depend on where the module cache is.
