@@ -1,6 +1,8 @@
 package function
 
 import (
+	"slices"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -20,13 +22,14 @@ var _ framework.ResourceListProcessor = Processor{}
 func (Processor) Process(rl *framework.ResourceList) error {
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
-		items[i] = ItemOf(rn)
+		items[i] = itemOfShared(rn)
 	}
 	out, results := Route(rl.FunctionConfig, items)
 	rl.Results = append(rl.Results, results...)
 	if out == nil {
 		return rl.Results
 	}
+	out.deAnchorShared(rl.Items)
 	for i, rn := range rl.Items {
 		if err := out.ApplyItem(i, rn); err != nil {
 			rl.Results = append(rl.Results, itemResult(&items[i], framework.Error, "metadata.annotations", err.Error()))
@@ -68,4 +71,44 @@ func Apply(rn *yaml.RNode, contexts, datastores string) error {
 		}
 	}
 	return nil
+}
+
+// deAnchorShared de-anchors every item that has anchors or aliases when
+// ApplyItem is to de-anchor any: a ResourceList is one YAML document, so an
+// alias in one item may name an anchor in another, which must not vanish
+// under it. The streaming path never meets this: it leaves inputs with
+// anchors or aliases to this path.
+func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
+	need := false
+	for i, rn := range items {
+		if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), o.Plan.Decisions[i].Label != nil) {
+			need = true
+			break
+		}
+	}
+	if !need {
+		return
+	}
+	for _, rn := range items {
+		if hasAnchors(rn.YNode()) {
+			_ = deAnchor(rn) // an error is reported by ApplyItem's own attempt
+		}
+	}
+}
+
+// itemOfShared is ItemOf for an item read by kyaml's framework, whose
+// bookkeeping has written its resource id into metadata.annotations: when
+// that map is anchored, the id shows through every alias of it (labels
+// aliased to the annotations), so it is taken out while the item is read.
+// The streaming path leaves inputs with anchors to this path.
+func itemOfShared(rn *yaml.RNode) Item {
+	if !hasAnchors(rn.YNode()) {
+		return ItemOf(rn)
+	}
+	annos, k, key, value := takeResourceID(rn.YNode())
+	it := ItemOf(rn)
+	if annos != nil {
+		annos.Content = slices.Insert(annos.Content, k, key, value)
+	}
+	return it
 }

@@ -102,22 +102,23 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 	case yaml.MappingNode:
 		size := int64(2) // {}
 		entries := 0
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := deref(n.Content[i])
+		content := resolvedContent(n)
+		for i := 0; i+1 < len(content); i += 2 {
+			key := deref(content[i])
 			if key == nil {
 				continue
 			}
 			var v int64
 			switch {
 			case at == pathTop && key.Value == "metadata":
-				v = s.nodeSize(n.Content[i+1], depth+1, pathMetadata)
+				v = s.nodeSize(content[i+1], depth+1, pathMetadata)
 			case at == pathMetadata && key.Value == "annotations":
 				var kept int
-				if v, kept = s.annotationsSize(n.Content[i+1], depth+1); kept == 0 {
+				if v, kept = s.annotationsSize(content[i+1], depth+1); kept == 0 {
 					continue
 				}
 			default:
-				v = s.nodeSize(n.Content[i+1], depth+1, pathOther)
+				v = s.nodeSize(content[i+1], depth+1, pathOther)
 			}
 			if entries > 0 {
 				size++ // ,
@@ -140,8 +141,9 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 		return s.nodeSize(n, depth, pathOther), 1
 	}
 	size, kept := int64(2), 0
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := deref(n.Content[i])
+	content := resolvedContent(n)
+	for i := 0; i+1 < len(content); i += 2 {
+		key := deref(content[i])
 		if key == nil || notStored(key.Value) {
 			continue
 		}
@@ -149,7 +151,7 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 			size++
 		}
 		kept++
-		size += jsonStringLen(key.Value) + 1 + s.nodeSize(n.Content[i+1], depth+1, pathOther)
+		size += jsonStringLen(key.Value) + 1 + s.nodeSize(content[i+1], depth+1, pathOther)
 	}
 	return size, kept
 }
@@ -157,6 +159,25 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 // internalAnnotationPrefix marks the annotations kpt and kyaml use between
 // functions (path, index, id, seqindent, ...).
 const internalAnnotationPrefix = "internal.config.kubernetes.io/"
+
+// resolvedContent is a mapping's key/value nodes as the JSON holds them:
+// as written, or, with merge keys (<<), each key once in YAML 1.1 merge
+// order (explicit keys first).
+func resolvedContent(m *yaml.Node) []*yaml.Node {
+	if !hasMergeKey(m) {
+		return m.Content
+	}
+	var out []*yaml.Node
+	seen := map[string]bool{}
+	mergedFields(m, 0, func(k, v *yaml.Node) bool {
+		if !seen[k.Value] {
+			seen[k.Value] = true
+			out = append(out, k, v)
+		}
+		return true
+	})
+	return out
+}
 
 // notStored reports the annotations SerializedSize leaves out.
 func notStored(key string) bool {
