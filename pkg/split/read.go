@@ -326,10 +326,24 @@ func readList(data []byte) (*Input, error) {
 // readStreamReference reads a ResourceList or YAML stream whole with
 // kyaml's ByteReader: the reference that ReadStream must match.
 func readStreamReference(r io.Reader) (*Input, error) {
-	rr := &kio.ByteReader{Reader: r, PreserveSeqIndent: true, WrapBareSeqNode: true}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading stdin: %w", err)
+	}
+	rr := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true}
 	nodes, err := rr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
+	}
+	if rr.WrappingKind == "List" {
+		// kyaml unwraps a lone kind: List; kpt does not (neither in
+		// function mode nor from a package), so it stays one resource
+		// here too, which routing refuses as a List: one answer for one
+		// input, whichever way split reads it.
+		rr = &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true, DisableUnwrapping: true}
+		if nodes, err = rr.Read(); err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", err)
+		}
 	}
 	var fc *yaml.RNode
 	if rr.FunctionConfig != nil && !rr.FunctionConfig.IsNilOrEmpty() {
