@@ -35,25 +35,29 @@ const manifestNamespaces = `- {apiVersion: v1, kind: Namespace, metadata: {name:
 - {apiVersion: v1, kind: Namespace, metadata: {name: b, labels: {shard: "01"}}}
 `
 
-// TestManifestClasses runs inputs shaped like real third-party manifests
-// through both function-mode paths (they must agree byte for byte) and
-// checks each item's route and datastore, and the diagnostics.
-func TestManifestClasses(t *testing.T) {
-	cases := []struct {
-		name  string
-		items string
-		// streamed: the streaming path takes the input (no anchors).
-		streamed bool
-		want     []string // routingAnnotations of each output item
-		results  []wantResult
-		wantErr  bool
-		// check inspects the output items, decoded as a YAML 1.1 loader
-		// (kubectl, kpt) sees them.
-		check func(t *testing.T, objs []map[string]any)
-	}{
-		{
-			name: "merge keys in labels, in YAML 1.1 order: explicit keys, then merged maps in order",
-			items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
+// manifestCase is an input shaped like real third-party manifests: one
+// class of issue 14 through function mode.
+type manifestCase struct {
+	name  string
+	items string
+	// streamed: the streaming path takes the input (no anchors).
+	streamed bool
+	want     []string // routingAnnotations of each output item
+	results  []wantResult
+	wantErr  bool
+	// check inspects the output items, decoded as a YAML 1.1 loader
+	// (kubectl, kpt) sees them.
+	check func(t *testing.T, objs []map[string]any)
+}
+
+func manifestInput(tc manifestCase) []byte {
+	return []byte(testResourceList(tc.items, manifestConfig))
+}
+
+var manifestCases = []manifestCase{
+	{
+		name: "merge keys in labels, in YAML 1.1 order: explicit keys, then merged maps in order",
+		items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
   kind: ClusterRole
   metadata:
     name: merged
@@ -69,45 +73,45 @@ func TestManifestClasses(t *testing.T) {
     name: explicit
     labels: {<<: {shard: "00"}, shard: "01"}
 `,
-			streamed: true,
-			want:     []string{"c00 | default", "c01 | default", "edge | default", "c01 | default", "c01 | default"},
-		},
-		{
-			name: "merge key in metadata: its namespace is the merged one, and the written metadata is expanded",
-			items: manifestNamespaces + `- apiVersion: v1
+		streamed: true,
+		want:     []string{"c00 | default", "c01 | default", "edge | default", "c01 | default", "c01 | default"},
+	},
+	{
+		name: "merge key in metadata: its namespace is the merged one, and the written metadata is expanded",
+		items: manifestNamespaces + `- apiVersion: v1
   kind: ConfigMap
   metadata:
     <<: {namespace: b}
     name: from-merge
 `,
-			streamed: true,
-			want:     []string{"c00 | default", "c01 | default", "c01 | default"},
-			check: func(t *testing.T, objs []map[string]any) {
-				if ns := dig(objs[2], "metadata", "namespace"); ns != "b" {
-					t.Errorf("metadata.namespace = %v after writing, want b", ns)
-				}
-			},
+		streamed: true,
+		want:     []string{"c00 | default", "c01 | default", "c01 | default"},
+		check: func(t *testing.T, objs []map[string]any) {
+			if ns := dig(objs[2], "metadata", "namespace"); ns != "b" {
+				t.Errorf("metadata.namespace = %v after writing, want b", ns)
+			}
 		},
-		{
-			name: "an anchored annotations map aliased as labels routes by it, and the written annotations do not leak into the labels",
-			items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
+	},
+	{
+		name: "an anchored annotations map aliased as labels routes by it, and the written annotations do not leak into the labels",
+		items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
   kind: ClusterRole
   metadata:
     name: aliased
     annotations: &tier {tier: edge}
     labels: *tier
 `,
-			want: []string{"c00 | default", "c01 | default", "edge | default"},
-			check: func(t *testing.T, objs []map[string]any) {
-				labels, _ := dig(objs[2], "metadata", "labels").(map[string]any)
-				if len(labels) != 1 || labels["tier"] != "edge" {
-					t.Errorf("labels = %v after writing the annotations, want only tier: edge", labels)
-				}
-			},
+		want: []string{"c00 | default", "c01 | default", "edge | default"},
+		check: func(t *testing.T, objs []map[string]any) {
+			labels, _ := dig(objs[2], "metadata", "labels").(map[string]any)
+			if len(labels) != 1 || labels["tier"] != "edge" {
+				t.Errorf("labels = %v after writing the annotations, want only tier: edge", labels)
+			}
 		},
-		{
-			name: "annotations shared with the pod template: writing them changes only metadata.annotations",
-			items: manifestNamespaces + `- apiVersion: apps/v1
+	},
+	{
+		name: "annotations shared with the pod template: writing them changes only metadata.annotations",
+		items: manifestNamespaces + `- apiVersion: apps/v1
   kind: Deployment
   metadata:
     name: web
@@ -119,52 +123,52 @@ func TestManifestClasses(t *testing.T) {
     template:
       metadata: {labels: {<<: *labels, version: v2}, annotations: *annos, namespace: *ns}
 `,
-			want: []string{"c00 | default", "c01 | default", "c01 | default"},
-			check: func(t *testing.T, objs []map[string]any) {
-				tmpl, _ := dig(objs[2], "spec", "template", "metadata", "annotations").(map[string]any)
-				if len(tmpl) != 1 || tmpl["team"] != "web" {
-					t.Errorf("spec.template.metadata.annotations = %v, want only team: web", tmpl)
-				}
-				sel, _ := dig(objs[2], "spec", "selector", "matchLabels").(map[string]any)
-				if len(sel) != 1 || sel["app"] != "web" {
-					t.Errorf("spec.selector.matchLabels = %v, want only app: web", sel)
-				}
-				if l, _ := dig(objs[2], "spec", "template", "metadata", "labels").(map[string]any); len(l) != 2 {
-					t.Errorf("spec.template.metadata.labels = %v, want app and version", l)
-				}
-			},
+		want: []string{"c00 | default", "c01 | default", "c01 | default"},
+		check: func(t *testing.T, objs []map[string]any) {
+			tmpl, _ := dig(objs[2], "spec", "template", "metadata", "annotations").(map[string]any)
+			if len(tmpl) != 1 || tmpl["team"] != "web" {
+				t.Errorf("spec.template.metadata.annotations = %v, want only team: web", tmpl)
+			}
+			sel, _ := dig(objs[2], "spec", "selector", "matchLabels").(map[string]any)
+			if len(sel) != 1 || sel["app"] != "web" {
+				t.Errorf("spec.selector.matchLabels = %v, want only app: web", sel)
+			}
+			if l, _ := dig(objs[2], "spec", "template", "metadata", "labels").(map[string]any); len(l) != 2 {
+				t.Errorf("spec.template.metadata.labels = %v, want app and version", l)
+			}
 		},
-		{
-			name: "an old apiVersion has its kind's scope and datastore, with a warning naming the served version",
-			items: manifestNamespaces + `- {apiVersion: batch/v1beta1, kind: CronJob, metadata: {name: nightly, namespace: a}}
+	},
+	{
+		name: "an old apiVersion has its kind's scope and datastore, with a warning naming the served version",
+		items: manifestNamespaces + `- {apiVersion: batch/v1beta1, kind: CronJob, metadata: {name: nightly, namespace: a}}
 - {apiVersion: batch/v1beta1, kind: CronJob, metadata: {name: unplaced}}
 - {apiVersion: policy/v1beta1, kind: PodDisruptionBudget, metadata: {name: pdb, namespace: b}}
 `,
-			streamed: true,
-			want:     []string{"-", "-", "-", "-", "-"},
-			wantErr:  true,
-			results: []wantResult{
-				{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
-				{severity: framework.Warning, resource: "CronJob unplaced", field: "apiVersion", text: []string{"batch/v1"}},
-				{severity: framework.Warning, resource: "PodDisruptionBudget b/pdb", field: "apiVersion", text: []string{"policy/v1"}},
-				{severity: framework.Error, resource: "CronJob unplaced", field: "metadata.namespace", text: []string{"namespaced but has no metadata.namespace"}},
-			},
+		streamed: true,
+		want:     []string{"-", "-", "-", "-", "-"},
+		wantErr:  true,
+		results: []wantResult{
+			{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
+			{severity: framework.Warning, resource: "CronJob unplaced", field: "apiVersion", text: []string{"batch/v1"}},
+			{severity: framework.Warning, resource: "PodDisruptionBudget b/pdb", field: "apiVersion", text: []string{"policy/v1"}},
+			{severity: framework.Error, resource: "CronJob unplaced", field: "metadata.namespace", text: []string{"namespaced but has no metadata.namespace"}},
 		},
-		{
-			name: "an old apiVersion with its namespace is routed and gets its override's datastore",
-			items: manifestNamespaces + `- {apiVersion: batch/v1beta1, kind: CronJob, metadata: {name: nightly, namespace: a}}
+	},
+	{
+		name: "an old apiVersion with its namespace is routed and gets its override's datastore",
+		items: manifestNamespaces + `- {apiVersion: batch/v1beta1, kind: CronJob, metadata: {name: nightly, namespace: a}}
 - {apiVersion: events.k8s.io/v1beta1, kind: Event, metadata: {name: e, namespace: a}}
 `,
-			streamed: true,
-			want:     []string{"c00 | default", "c01 | default", "c00 | jobs", "c00 | events"},
-			results: []wantResult{
-				{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"batch/v1"}},
-				{severity: framework.Warning, resource: "Event a/e", field: "apiVersion", text: []string{"events.k8s.io/v1"}},
-			},
+		streamed: true,
+		want:     []string{"c00 | default", "c01 | default", "c00 | jobs", "c00 | events"},
+		results: []wantResult{
+			{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"batch/v1"}},
+			{severity: framework.Warning, resource: "Event a/e", field: "apiVersion", text: []string{"events.k8s.io/v1"}},
 		},
-		{
-			name: "a List is refused as a List in function mode",
-			items: manifestNamespaces + `- apiVersion: v1
+	},
+	{
+		name: "a List is refused as a List in function mode",
+		items: manifestNamespaces + `- apiVersion: v1
   kind: List
   items:
   - {apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: a}}
@@ -172,42 +176,47 @@ func TestManifestClasses(t *testing.T) {
   kind: RoleBindingList
   items: []
 `,
-			streamed: true,
-			want:     []string{"-", "-", "-", "-"},
-			wantErr:  true,
-			results: []wantResult{
-				{severity: framework.Error, resource: "List ", field: "kind", text: []string{"v1 List is a list of resources", "kpt does not unwrap Lists"}},
-				{severity: framework.Error, resource: "RoleBindingList ", field: "kind", text: []string{"RoleBindingList"}},
-			},
+		streamed: true,
+		want:     []string{"-", "-", "-", "-"},
+		wantErr:  true,
+		results: []wantResult{
+			{severity: framework.Error, resource: "List ", field: "kind", text: []string{"v1 List is a list of resources", "kpt does not unwrap Lists"}},
+			{severity: framework.Error, resource: "RoleBindingList ", field: "kind", text: []string{"RoleBindingList"}},
 		},
-		{
-			name: "one Event through two API groups is a duplicate naming both files",
-			items: manifestNamespaces + `- apiVersion: v1
+	},
+	{
+		name: "one Event through two API groups is a duplicate naming both files",
+		items: manifestNamespaces + `- apiVersion: v1
   kind: Event
   metadata: {name: e, namespace: a, annotations: {config.kubernetes.io/path: core.yaml, config.kubernetes.io/index: "0"}}
 - apiVersion: events.k8s.io/v1
   kind: Event
   metadata: {name: e, namespace: a, annotations: {config.kubernetes.io/path: events.yaml, config.kubernetes.io/index: "2"}}
 `,
-			streamed: true,
-			want:     []string{"-", "-", "-", "-"},
-			wantErr:  true,
-			results: []wantResult{{severity: framework.Error, resource: "Event a/e", field: "apiVersion", file: "events.yaml[2]",
-				text: []string{"events.k8s.io/v1 Event a/e and v1 Event a/e (item 2) are one object", "events.yaml[2] and core.yaml[0]"}}},
-		},
-		{
-			name: "a custom resource without CRD nor namespace is broadcast with a warning",
-			items: manifestNamespaces + `- {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}
+		streamed: true,
+		want:     []string{"-", "-", "-", "-"},
+		wantErr:  true,
+		results: []wantResult{{severity: framework.Error, resource: "Event a/e", field: "apiVersion", file: "events.yaml[2]",
+			text: []string{"events.k8s.io/v1 Event a/e and v1 Event a/e (item 2) are one object", "events.yaml[2] and core.yaml[0]"}}},
+	},
+	{
+		name: "a custom resource without CRD nor namespace is broadcast with a warning",
+		items: manifestNamespaces + `- {apiVersion: example.com/v1, kind: Widget, metadata: {name: w}}
 `,
-			streamed: true,
-			want:     []string{"c00 | default", "c01 | default", "c00,c01,edge | default"},
-			results: []wantResult{{severity: framework.Warning, resource: "Widget w", field: "metadata.namespace",
-				text: []string{"example.com/v1 Widget", "a guess", "CustomResourceDefinition", "metadata.namespace", "resourceSelector"}}},
-		},
-	}
-	for _, tc := range cases {
+		streamed: true,
+		want:     []string{"c00 | default", "c01 | default", "c00,c01,edge | default"},
+		results: []wantResult{{severity: framework.Warning, resource: "Widget w", field: "metadata.namespace",
+			text: []string{"example.com/v1 Widget", "a guess", "CustomResourceDefinition", "metadata.namespace", "resourceSelector"}}},
+	},
+}
+
+// TestManifestClasses runs inputs shaped like real third-party manifests
+// through both function-mode paths (they must agree byte for byte) and
+// checks each item's route and datastore, and the diagnostics.
+func TestManifestClasses(t *testing.T) {
+	for _, tc := range manifestCases {
 		t.Run(tc.name, func(t *testing.T) {
-			input := []byte(testResourceList(tc.items, manifestConfig))
+			input := manifestInput(tc)
 			fast, ref, streamed, reason := runBoth(t, input)
 			requireSame(t, tc.name, fast, ref)
 			if streamed != tc.streamed {

@@ -14,8 +14,10 @@ import (
 // SerializedSize is the size in bytes that capacity counts for one object:
 // the length of its compact JSON encoding, as encoding/json writes it
 // (HTML-safe escaping, no trailing newline; what kube-apiserver stores for a
-// custom resource, give or take the newline), of the object as written in
-// the package, without
+// custom resource, give or take the newline: apimachinery's JSON serializer
+// is encoding/json's Encoder with HTML escaping on, so "<" is stored as
+// \u003c, as TestSerializedSizeIsWhatKubeAPIServerStores checks), of the
+// object as written in the package, without
 //   - kpt's local annotations (internal.config.kubernetes.io/*, and the
 //     legacy config.kubernetes.io/path, config.kubernetes.io/index and
 //     config.k8s.io/id), which never reach the cluster, and
@@ -25,8 +27,9 @@ import (
 // an annotations map left empty counts as absent. Scalars are typed as
 // yaml.v3 resolves them (YAML 1.2: yes/no are strings), except that
 // timestamps stay strings, as sigs.k8s.io/yaml converts them; mapping keys
-// are strings; aliases count as what they name. It is an estimate of what etcd
-// holds: built-in kinds are stored as protobuf (usually smaller), and the
+// are strings; aliases count as what they name, merge keys (<<) as the keys
+// they merge. It is an estimate of what etcd holds: built-in kinds are
+// stored as protobuf (usually smaller), and the
 // server adds metadata (uid, resourceVersion, managedFields, kpt's
 // owning-inventory annotation) that the package does not carry.
 //
