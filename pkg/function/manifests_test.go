@@ -110,6 +110,24 @@ var manifestCases = []manifestCase{
 		},
 	},
 	{
+		name: "kpt's path and index annotations in an anchored map never end up in the labels that alias it",
+		items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata:
+    name: from-kpt
+    annotations: &t {tier: edge, config.kubernetes.io/path: role.yaml, internal.config.kubernetes.io/path: role.yaml, config.kubernetes.io/index: '0', internal.config.kubernetes.io/index: '0'}
+    labels: *t
+`,
+		want:    []string{"c00 | default", "c01 | default", "edge | default"},
+		results: nil,
+		check: func(t *testing.T, objs []map[string]any) {
+			labels, _ := dig(objs[2], "metadata", "labels").(map[string]any)
+			if len(labels) != 1 || labels["tier"] != "edge" {
+				t.Errorf("labels = %v, want only tier: edge", labels)
+			}
+		},
+	},
+	{
 		name: "annotations shared with the pod template: writing them changes only metadata.annotations",
 		items: manifestNamespaces + `- apiVersion: apps/v1
   kind: Deployment

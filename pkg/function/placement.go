@@ -5,9 +5,9 @@ import (
 	"slices"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -106,37 +106,70 @@ func explicitField(m *yaml.Node, name string) *yaml.Node {
 }
 
 // deAnchor expands every alias and merge key of an item (kyaml's DeAnchor).
-// kyaml's bookkeeping may have written its resource id into a shared
-// annotations map before the function runs; it is taken out first and put
-// back on metadata.annotations alone, so that no copy keeps it.
+// kpt's and kyaml's bookkeeping annotations (path, index, ids) were written
+// into the annotations map the item reads, which other places may share:
+// they are taken out first and put back on metadata.annotations alone, so
+// that no copy keeps them (kpt would strip them from metadata.annotations
+// only, and a label map copied from the annotations would keep them).
 func deAnchor(rn *yaml.RNode) error {
-	annos, k, key, value := takeResourceID(rn.YNode())
+	taken := takeBookkeeping(rn.YNode())
 	if err := rn.DeAnchor(); err != nil {
-		if annos != nil { // leave the item as it was
-			annos.Content = slices.Insert(annos.Content, k, key, value)
-		}
+		taken.restore() // leave the item as it was
 		return err
 	}
-	if annos != nil {
-		return rn.PipeE(yaml.SetAnnotation(key.Value, value.Value))
+	for _, kv := range taken.entries {
+		if err := rn.PipeE(yaml.SetAnnotation(kv.key.Value, kv.value.Value)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// takeResourceID removes kyaml's resource id annotation from the
-// annotations map the item reads (through aliases and merge keys), and
-// returns where it was; annos is nil when there was none.
-func takeResourceID(item *yaml.Node) (annos *yaml.Node, k int, key, value *yaml.Node) {
-	annos = lookup(lookup(item, "metadata"), "annotations")
-	if annos == nil || annos.Kind != yaml.MappingNode {
-		return nil, 0, nil, nil
+// bookkeeping is what takeBookkeeping removed from an annotations map.
+type bookkeeping struct {
+	annos   *yaml.Node
+	entries []struct {
+		at         int
+		key, value *yaml.Node
 	}
-	for k = 0; k+1 < len(annos.Content); k += 2 {
-		if annos.Content[k].Value == kioutil.InternalAnnotationsMigrationResourceIDAnnotation {
-			key, value = annos.Content[k], annos.Content[k+1]
-			annos.Content = slices.Delete(annos.Content, k, k+2)
-			return annos, k, key, value
+}
+
+// takeBookkeeping removes kpt's and kyaml's local annotations (those
+// SerializedSize leaves out but shard-router's own) from the annotations
+// map the item reads, through aliases and merge keys.
+func takeBookkeeping(item *yaml.Node) *bookkeeping {
+	b := &bookkeeping{annos: lookup(lookup(item, "metadata"), "annotations")}
+	if b.annos == nil || b.annos.Kind != yaml.MappingNode {
+		b.annos = nil
+		return b
+	}
+	kept := b.annos.Content[:0:0]
+	for k := 0; k+1 < len(b.annos.Content); k += 2 {
+		key, value := b.annos.Content[k], b.annos.Content[k+1]
+		if key.Kind == yaml.ScalarNode && localAnnotation(key.Value) {
+			b.entries = append(b.entries, struct {
+				at         int
+				key, value *yaml.Node
+			}{k, key, value})
+			continue
 		}
+		kept = append(kept, key, value)
 	}
-	return nil, 0, nil, nil
+	if len(b.entries) > 0 {
+		b.annos.Content = kept
+	}
+	return b
+}
+
+// restore puts the removed annotations back where they were.
+func (b *bookkeeping) restore() {
+	for _, e := range b.entries { // ascending positions
+		b.annos.Content = slices.Insert(b.annos.Content, e.at, e.key, e.value)
+	}
+}
+
+// localAnnotation reports kpt's and kyaml's annotations, which never reach
+// the cluster.
+func localAnnotation(key string) bool {
+	return key != v1alpha1.ContextAnnotation && key != v1alpha1.DataStoreAnnotation && notStored(key)
 }

@@ -1,8 +1,6 @@
 package function
 
 import (
-	"slices"
-
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -22,7 +20,7 @@ var _ framework.ResourceListProcessor = Processor{}
 func (Processor) Process(rl *framework.ResourceList) error {
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
-		items[i] = itemOfShared(rn)
+		items[i] = ItemOfShared(rn)
 	}
 	out, results := Route(rl.FunctionConfig, items)
 	rl.Results = append(rl.Results, results...)
@@ -96,19 +94,21 @@ func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
 	}
 }
 
-// itemOfShared is ItemOf for an item read by kyaml's framework, whose
-// bookkeeping has written its resource id into metadata.annotations: when
-// that map is anchored, the id shows through every alias of it (labels
-// aliased to the annotations), so it is taken out while the item is read.
-// The streaming path leaves inputs with anchors to this path.
-func itemOfShared(rn *yaml.RNode) Item {
+// ItemOfShared is ItemOf for an item that may have anchors, read by a kyaml
+// reader or framework that has written its bookkeeping annotations (path,
+// index, ids) into metadata.annotations: when that map is anchored, they
+// show through every alias of it (labels aliased to the annotations), so
+// they are taken out while the item is read. Items without anchors are
+// read by ItemOf alone (the streaming readers leave anchored items to the
+// reference readers).
+func ItemOfShared(rn *yaml.RNode) Item {
 	if !hasAnchors(rn.YNode()) {
 		return ItemOf(rn)
 	}
-	annos, k, key, value := takeResourceID(rn.YNode())
+	full := ItemOf(rn) // where the item comes from
+	taken := takeBookkeeping(rn.YNode())
 	it := ItemOf(rn)
-	if annos != nil {
-		annos.Content = slices.Insert(annos.Content, k, key, value)
-	}
+	taken.restore()
+	it.Path, it.Index, it.HasIndex = full.Path, full.Index, full.HasIndex
 	return it
 }

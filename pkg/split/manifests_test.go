@@ -98,6 +98,48 @@ metadata:
 		},
 	},
 	{
+		name: "an anchored resource broadcast to every context: each copy is whole, none leaks",
+		files: map[string]string{"role.yaml": `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: shared
+  annotations: &a {team: x}
+  labels: *a
+rules:
+- apiGroups: [""]
+  resources: &r [pods]
+  verbs: [get]
+- apiGroups: [""]
+  resources: *r
+  verbs: [list]
+`},
+		want: map[string]string{"Namespace a": "ctx-a | default", "Namespace b": "ctx-b | default",
+			"ClusterRole shared": "ctx-a,ctx-b,edge | default"},
+		check: func(t *testing.T, nodes []*yaml.RNode) {
+			for _, n := range nodes {
+				if n.GetName() != "shared" {
+					continue
+				}
+				var m struct {
+					Metadata struct{ Labels, Annotations map[string]string } `yaml:"metadata"`
+					Rules    []struct{ Resources []string }                  `yaml:"rules"`
+				}
+				if err := yaml.Unmarshal([]byte(n.MustString()), &m); err != nil {
+					t.Fatalf("a written copy does not decode: %v\n%s", err, n.MustString())
+				}
+				if len(m.Metadata.Labels) != 1 || m.Metadata.Labels["team"] != "x" {
+					t.Errorf("labels %v, want only team: x", m.Metadata.Labels)
+				}
+				if m.Metadata.Annotations["shardrouter.dev/context"] != "ctx-a,ctx-b,edge" {
+					t.Errorf("annotations %v", m.Metadata.Annotations)
+				}
+				if len(m.Rules) != 2 || len(m.Rules[1].Resources) != 1 || m.Rules[1].Resources[0] != "pods" {
+					t.Errorf("rules %+v, want the aliased resources kept", m.Rules)
+				}
+			}
+		},
+	},
+	{
 		name: "an old apiVersion follows its Namespace and gets its datastore, with a warning",
 		files: map[string]string{"cron.yaml": `apiVersion: batch/v1beta1
 kind: CronJob

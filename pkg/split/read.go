@@ -71,7 +71,9 @@ func (in *Input) Node(i int) (*yaml.RNode, error) {
 		}
 		return yaml.NewRNode(n), nil
 	}
-	return in.nodes[i].Copy(), nil
+	// Annotating a copy must never change the original nor another copy
+	// (a resource of several contexts), even when it has anchors.
+	return yaml.NewRNode(function.CopyNode(in.nodes[i].Document())), nil
 }
 
 // Nodes returns a copy of every resource.
@@ -99,15 +101,18 @@ type read struct {
 // readNode takes what split needs from a resource node. With pack, the
 // node is kept packed when function.Pack can keep it.
 func readNode(n *yaml.RNode, pack bool) read {
-	r := read{item: function.ItemOf(n), loc: locate(n), node: n}
+	r := read{loc: locate(n), node: n}
 	r.keep = isKptfile(n) || isShardConfig(n)
 	if pack {
 		// The document node, when the reader kept one, holds the comments
 		// above the resource.
 		if p, ok := function.Pack(n.Document()); ok {
+			r.item = function.ItemOf(n) // no anchors
 			r.packed, r.node = p, nil
+			return r
 		}
 	}
+	r.item = function.ItemOfShared(n)
 	return r
 }
 
