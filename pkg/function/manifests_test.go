@@ -292,3 +292,53 @@ func dig(m map[string]any, path ...string) any {
 	}
 	return cur
 }
+
+// TestPlacementLabelDoesNotLeak: the label spec.placement stamps on a new
+// Namespace whose labels alias its annotations is written into its labels
+// alone, and the annotations written do not show in the labels. (The other
+// way round, annotations written as an alias, kyaml's readers and kpt
+// replace by a new map before the function runs.)
+func TestPlacementLabelDoesNotLeak(t *testing.T) {
+	config := `apiVersion: shardrouter.dev/v1alpha1
+kind: ShardConfig
+metadata: {name: shards}
+spec:
+  contexts:
+  - name: c00
+  - name: c01
+  placement:
+    strategy: Rendezvous
+    label: {key: example.com/shard, values: {c00: "00", c01: "01"}}
+`
+	items := `- apiVersion: v1
+  kind: Namespace
+  metadata:
+    name: fresh
+    annotations: &l {team: x}
+    labels: *l
+`
+	fast, ref, _, _ := runBoth(t, []byte(testResourceList(items, config)))
+	requireSame(t, "placement", fast, ref)
+	if ref.err != "" {
+		t.Fatal(ref.err)
+	}
+	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.out), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Metadata struct{ Labels, Annotations map[string]string } `yaml:"metadata"`
+	}
+	if err := yaml.Unmarshal([]byte(out[0].MustString()), &m); err != nil {
+		t.Fatal(err)
+	}
+	if v := m.Metadata.Labels["example.com/shard"]; v != "00" && v != "01" {
+		t.Errorf("labels %v: no placement label", m.Metadata.Labels)
+	}
+	if _, leak := m.Metadata.Annotations["example.com/shard"]; leak || m.Metadata.Annotations["team"] != "x" {
+		t.Errorf("annotations %v: the placement label leaked, or team: x is lost", m.Metadata.Annotations)
+	}
+	if _, leak := m.Metadata.Labels["shardrouter.dev/context"]; leak || m.Metadata.Labels["team"] != "x" || len(m.Metadata.Labels) != 2 {
+		t.Errorf("labels %v: want team: x and the placement label only", m.Metadata.Labels)
+	}
+}

@@ -122,12 +122,16 @@ func Resolve(apiVersion, kind string) (Resolved, bool) {
 	if !ok {
 		return Resolved{}, false
 	}
-	if i, ok := byGVK[gvk{group, version, kind}]; ok && !table[i].Legacy {
-		return Resolved{Kind: table[i], Served: true}, true
-	}
+	// One map lookup for what is not built in and for preferred versions.
 	i, ok := byGK[gk{group, kind}]
 	if !ok {
 		return Resolved{}, false
+	}
+	if k := &table[i]; k.Version == version && !k.Legacy {
+		return Resolved{Kind: *k, Served: true}, true
+	}
+	if j, ok := byGVK[gvk{group, version, kind}]; ok && !table[j].Legacy {
+		return Resolved{Kind: table[j], Served: true}, true
 	}
 	r := Resolved{Kind: table[i]}
 	switch {

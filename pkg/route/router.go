@@ -184,6 +184,11 @@ func (r *Router) skipped(o *Object) bool {
 	return c.Kind != "" && o.APIVersion == c.APIVersion && o.Kind == c.Kind && o.Name == c.Name && o.Namespace == c.Namespace
 }
 
+// objKey identifies a stored object: by group and kind, or for built-in
+// kinds by storage group and resource, so that one object served by two
+// groups is one key. The two cannot collide: custom resources cannot use
+// the built-in groups (a CRD's group needs a dot, and the k8s.io ones need
+// approval), nor the empty core group.
 type objKey struct{ group, kind, namespace, name string }
 
 // nsState caches what routing knows of one Namespace of the package.
@@ -204,6 +209,7 @@ func (r *Router) Route(objs []Object) *Plan {
 	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
 	guessed := map[[2]string]*guess{}       // custom kinds broadcast on a guessed scope
 	var guessOrder [][2]string
+	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for pass 3
 
 	// Pass 1: check identities, collect CRD scopes and Namespaces.
 	for i := range objs {
@@ -224,16 +230,20 @@ func (r *Router) Route(objs []Object) *Plan {
 		if isBuiltin {
 			// One stored object, whichever group serves it (v1 and
 			// events.k8s.io/v1 Events, extensions and apps Deployments).
-			key.group, key.kind = builtin.Storage.Group, "/"+builtin.Storage.Resource
+			key.group, key.kind = builtin.Storage.Group, builtin.Storage.Resource
+			scope[i] = clusterScoped
+			if builtin.Namespaced {
+				scope[i] = namespacedScope
+			}
 			if !builtin.Stored {
-				key.group, key.kind = builtin.Group, "/"+builtin.Resource
+				key.group, key.kind = builtin.Group, builtin.Resource
 			}
 		}
 		if first, dup := seen[key]; dup {
 			if f := &objs[first]; f.APIVersion != o.APIVersion || f.Kind != o.Kind {
 				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "apiVersion", Related: []int{first},
 					Message: fmt.Sprintf("%s %s and %s %s (item %d) are one object: kube-apiserver stores both as %s/%s, so the cluster would keep only the last one applied; keep one of them",
-						o.APIVersion, describe(o), f.APIVersion, describe(f), first, key.group, strings.TrimPrefix(key.kind, "/"))})
+						o.APIVersion, describe(o), f.APIVersion, describe(f), first, key.group, key.kind)})
 			} else {
 				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "metadata.name", Related: []int{first},
 					Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", describe(o), first)})
@@ -270,7 +280,7 @@ func (r *Router) Route(objs []Object) *Plan {
 		if p.Decisions[i].Reason != NotRouted || r.skipped(o) || isNamespace(o) {
 			continue
 		}
-		namespaced, known := r.namespaced(o, crdScope)
+		namespaced, known := r.namespaced(o, scope[i], crdScope)
 		if !namespaced {
 			matched := r.resIndex.match(o.Labels)
 			if len(matched) == 0 {
@@ -334,6 +344,15 @@ func (r *Router) Route(objs []Object) *Plan {
 	}
 	return p
 }
+
+// builtinScope is the scope of a built-in kind, by kinds.Resolve.
+type builtinScope uint8
+
+const (
+	notBuiltin builtinScope = iota
+	namespacedScope
+	clusterScoped
+)
 
 // guess counts the objects of one custom kind broadcast on a guessed scope.
 type guess struct{ first, more int }
@@ -454,9 +473,9 @@ func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
 // whatever the version, as the datastore lookup does), then the package's
 // CRDs, then whether metadata.namespace is set. known is false when the
 // scope is that last guess.
-func (r *Router) namespaced(o *Object, crdScope map[[2]string]string) (namespaced, known bool) {
-	if k, ok := kinds.Resolve(o.APIVersion, o.Kind); ok {
-		return k.Namespaced, true
+func (r *Router) namespaced(o *Object, builtin builtinScope, crdScope map[[2]string]string) (namespaced, known bool) {
+	if builtin != notBuiltin {
+		return builtin == namespacedScope, true
 	}
 	if scope, ok := crdScope[[2]string{o.Group(), o.Kind}]; ok {
 		return scope != "Cluster", true
