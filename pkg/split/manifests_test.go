@@ -208,7 +208,10 @@ func TestManifestClassesSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			inputs := map[string]func() (*Input, error){
-				"directory":    func() (*Input, error) { return ReadPackage(pkg) },
+				"directory": func() (*Input, error) { return ReadPackage(pkg) },
+				"directory, reference reader": func() (*Input, error) {
+					return readPackageReference(pkg)
+				},
 				"ResourceList": func() (*Input, error) { return ReadStream(strings.NewReader(rl.String())) },
 				"plain stream": func() (*Input, error) { return ReadStream(strings.NewReader(plain.String())) },
 				"ResourceList, reference reader": func() (*Input, error) {
