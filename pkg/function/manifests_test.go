@@ -110,6 +110,22 @@ var manifestCases = []manifestCase{
 		},
 	},
 	{
+		name: "aliases in metadata.name and metadata.namespace",
+		items: manifestNamespaces + `- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    labels: {ns: &ns b, n: &n aliased-name}
+    name: *n
+    namespace: *ns
+`,
+		want: []string{"c00 | default", "c01 | default", "c01 | default"},
+		check: func(t *testing.T, objs []map[string]any) {
+			if n, ns := dig(objs[2], "metadata", "name"), dig(objs[2], "metadata", "namespace"); n != "aliased-name" || ns != "b" {
+				t.Errorf("name %v, namespace %v after writing; want aliased-name in b", n, ns)
+			}
+		},
+	},
+	{
 		name: "kpt's path and index annotations in an anchored map never end up in the labels that alias it",
 		items: manifestNamespaces + `- apiVersion: rbac.authorization.k8s.io/v1
   kind: ClusterRole
@@ -340,5 +356,59 @@ spec:
 	}
 	if _, leak := m.Metadata.Labels["shardrouter.dev/context"]; leak || m.Metadata.Labels["team"] != "x" || len(m.Metadata.Labels) != 2 {
 		t.Errorf("labels %v: want team: x and the placement label only", m.Metadata.Labels)
+	}
+}
+
+// TestDeAnchorTouchesOnlyWhatItMust: de-anchoring an item to annotate it
+// leaves other items with anchors as written (local config is never
+// changed), and an item aliasing an anchor of the de-anchored one across
+// the ResourceList still reads the same.
+func TestDeAnchorTouchesOnlyWhatItMust(t *testing.T) {
+	items := `- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: local
+    namespace: a
+    annotations: {config.kubernetes.io/local-config: "true"}
+  data: {x: &x "1", y: *x}
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata:
+    name: shared
+    annotations: &t {tier: edge}
+    labels: *t
+- apiVersion: rbac.authorization.k8s.io/v1
+  kind: ClusterRole
+  metadata:
+    name: borrower
+    labels: *t
+`
+	_, ref, streamed, _ := runBoth(t, []byte(testResourceList(manifestNamespaces+items, manifestConfig)))
+	if streamed {
+		t.Fatal("the streaming path took an input with an alias across items")
+	}
+	if ref.err != "" {
+		t.Fatal(ref.err)
+	}
+	if !strings.Contains(ref.out, `  data: {x: &x "1", y: *x}`) {
+		t.Errorf("the local-config item changed:\n%s", ref.out)
+	}
+	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.out), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatalf("output does not parse: %v\n%s", err, ref.out)
+	}
+	for _, n := range out[3:] {
+		var m struct {
+			Metadata struct{ Labels map[string]string } `yaml:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(n.MustString()), &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Metadata.Labels) != 1 || m.Metadata.Labels["tier"] != "edge" {
+			t.Errorf("%s: labels %v, want only tier: edge", n.GetName(), m.Metadata.Labels)
+		}
+		if got := routingAnnotations(n); got != "edge | default" {
+			t.Errorf("%s: routed %q, want edge", n.GetName(), got)
+		}
 	}
 }

@@ -71,27 +71,54 @@ func Apply(rn *yaml.RNode, contexts, datastores string) error {
 	return nil
 }
 
-// deAnchorShared de-anchors every item that has anchors or aliases when
-// ApplyItem is to de-anchor any: a ResourceList is one YAML document, so an
-// alias in one item may name an anchor in another, which must not vanish
-// under it. The streaming path never meets this: it leaves inputs with
-// anchors or aliases to this path.
+// deAnchorShared de-anchors, before any is annotated, the items ApplyItem
+// would de-anchor, and the other items that alias a node outside
+// themselves: a ResourceList is one YAML document, so such an alias may
+// name an anchor of a de-anchored item, which would vanish under it. Other
+// items, routed or not, keep their bytes. The streaming path never meets
+// this: it leaves inputs with anchors or aliases to this path.
 func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
-	need := false
+	need := make([]bool, len(items))
+	anyNeed := false
 	for i, rn := range items {
 		if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), o.Plan.Decisions[i].Label != nil) {
-			need = true
-			break
+			need[i], anyNeed = true, true
 		}
 	}
-	if !need {
+	if !anyNeed {
 		return
 	}
-	for _, rn := range items {
-		if hasAnchors(rn.YNode()) {
+	for i, rn := range items {
+		if need[i] || (hasAnchors(rn.YNode()) && aliasesOutside(rn.YNode())) {
 			_ = deAnchor(rn) // an error is reported by ApplyItem's own attempt
 		}
 	}
+}
+
+// aliasesOutside reports whether a tree has an alias to a node outside it.
+func aliasesOutside(n *yaml.Node) bool {
+	inside := map[*yaml.Node]bool{}
+	var aliases []*yaml.Node
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || inside[n] || depth > maxDepth {
+			return
+		}
+		inside[n] = true
+		if n.Kind == yaml.AliasNode {
+			aliases = append(aliases, n)
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	for _, a := range aliases {
+		if !inside[a.Alias] {
+			return true
+		}
+	}
+	return false
 }
 
 // ItemOfShared is ItemOf for an item that may have anchors, read by a kyaml
