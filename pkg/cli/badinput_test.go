@@ -243,6 +243,22 @@ func badCases() []badCase {
 			file: "token.yaml", resource: "Secret token", field: "metadata.namespace"},
 		{name: "input/duplicate objects", stdin: withItems(nsA, cmA, obj{apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "settings", path: "team-a/again.yaml"}),
 			file: "team-a/again.yaml", resource: "ConfigMap team-a/settings", field: "metadata.name", also: []string{"twice"}},
+		// Real-manifest classes (issue 14).
+		{name: "input/a List item", stdin: withItems(nsA, obj{apiVersion: "v1", kind: "List", path: "team-a/list.yaml", body: "  items:\n  - {apiVersion: v1, kind: ConfigMap, metadata: {name: a, namespace: team-a}}\n"}),
+			file: "team-a/list.yaml", resource: "v1 List", field: "kind", also: []string{"kpt does not unwrap Lists"}},
+		{name: "input/a *List item", stdin: withItems(nsA, obj{apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBindingList", path: "team-a/rbs.yaml", body: "  items: []\n"}),
+			file: "team-a/rbs.yaml", resource: "RoleBindingList", field: "kind", also: []string{"list of resources"}},
+		{name: "input/old apiVersion without namespace", stdin: withItems(nsA, obj{apiVersion: "batch/v1beta1", kind: "CronJob", name: "nightly", path: "cron.yaml"}),
+			file: "cron.yaml", resource: "CronJob nightly", field: "metadata.namespace", also: []string{"it is namespaced but has no metadata.namespace"}},
+		{name: "input/one Event through two API groups", stdin: withItems(nsA, obj{apiVersion: "v1", kind: "Event", namespace: "team-a", name: "e", path: "team-a/core.yaml"},
+			obj{apiVersion: "events.k8s.io/v1", kind: "Event", namespace: "team-a", name: "e", path: "team-a/events.yaml"}),
+			file: "team-a/events.yaml", resource: "Event team-a/e", field: "apiVersion", also: []string{"one object", "team-a/core.yaml"}},
+		{name: "input/one Deployment through extensions and apps", stdin: withItems(nsA, obj{apiVersion: "apps/v1", kind: "Deployment", namespace: "team-a", name: "web", path: "team-a/web.yaml"},
+			obj{apiVersion: "extensions/v1beta1", kind: "Deployment", namespace: "team-a", name: "web", path: "team-a/old.yaml"}),
+			file: "team-a/old.yaml", resource: "Deployment team-a/web", field: "apiVersion", also: []string{"one object", "apps/deployments", "team-a/web.yaml"}},
+		{name: "input/merge key labels send a resource where its Namespace does not go", stdin: strings.Replace(resourceListOf([]obj{nsA, {apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "stray", path: "team-a/stray.yaml", labels: map[string]string{"place": "c01"}}},
+			shardConfig(baseSpec+"      resourceSelector: {matchLabels: {place: c01}}\n")), "      place: c01\n", "      <<: {place: c01}\n", 1),
+			file: "team-a/stray.yaml", resource: "ConfigMap team-a/stray", field: "metadata.labels", also: []string{`"c01"`, `Namespace "team-a"`}},
 		{name: "input/non-UTF-8 byte", stdin: strings.Replace(withItems(baseObjs...), "settings", "sett\xffings", 1),
 			stdout: empty, also: []string{"UTF-8"}},
 		{name: "input/tab indentation", stdin: strings.Replace(withItems(baseObjs...), "\n  kind: ConfigMap", "\n\tkind: ConfigMap", 1),
@@ -254,7 +270,7 @@ func badCases() []badCase {
 			file: "shards.yaml", resource: "function config", also: []string{"aliasing"}, maxAlloc: 256 << 20},
 		{name: "input/a 20 MB item", stdin: withItems(nsA, obj{apiVersion: "v1", kind: "ConfigMap", namespace: "team-a", name: "huge", path: "team-a/huge.yaml",
 			body: "  data: {blob: " + big + "}\n"}, obj{apiVersion: "v1", kind: "ConfigMap", namespace: "team-z", name: "orphan", path: "team-z/orphan.yaml"}),
-			file: "team-z/orphan.yaml", resource: "ConfigMap team-z/orphan", field: "metadata.labels", slow: true},
+			file: "team-z/orphan.yaml", resource: "ConfigMap team-z/orphan", field: "metadata.namespace", slow: true},
 		{name: "input/200k items", in: manyItems(200_000), items: 200_001, mayPass: true, slow: true},
 		{name: "input/empty stream", stdin: "", stdout: empty, also: []string{"input is empty", "ResourceList"}},
 		{name: "input/only a document separator", stdin: "---\n", stdout: empty, also: []string{"ResourceList"}},
@@ -380,6 +396,10 @@ func badCases() []badCase {
 		{name: "overrides/unknown context", setup: func(t *testing.T, dir string) []string {
 			return []string{"overrides", "--config", filepath.Join("testdata", "overrides", "shards.yaml"), "--context", "ctx-99"}
 		}, stdout: empty, resource: `"ctx-99"`, field: "context", also: []string{`"ctx-00", "ctx-01", "ctx-02"`}},
+		{name: "overrides/kamaji with an endpoint Kamaji cannot express", setup: func(t *testing.T, dir string) []string {
+			putFile(t, filepath.Join(dir, "shards.yaml"), "apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata: {name: shards}\nspec:\n  contexts: [{name: c00, dataStores: [{name: events, endpoints: ['http://etcd-events:2379']}]}]\n  dataStoreOverrides: [{resource: /events, dataStore: events}]\n")
+			return []string{"overrides", "--config", filepath.Join(dir, "shards.yaml"), "-o", "kamaji"}
+		}, stdout: empty, resource: `datastore "events"`, field: "http://etcd-events:2379", also: []string{`context "c00"`, "https://", "-o flag"}},
 		{name: "overrides/bad config", setup: func(t *testing.T, dir string) []string {
 			putFile(t, filepath.Join(dir, "bad.yaml"), "apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata: {name: shards}\nspec:\n  contexts: [{name: c00, dataStores: [{name: e, endpoints: ['etcd:2379']}]}]\n")
 			return []string{"overrides", "--config", filepath.Join(dir, "bad.yaml")}

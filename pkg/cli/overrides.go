@@ -135,13 +135,18 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 		return err
 	case "kamaji":
 		var text string
+		all := make([][]datastore.KamajiOverride, len(contexts))
+		var errs []error
+		for i, c := range contexts {
+			all[i], err = t.Kamaji(t.ContextIndex(c))
+			errs = append(errs, err)
+		}
+		if err := errors.Join(errs...); err != nil {
+			return fmt.Errorf("-o kamaji: %w", err)
+		}
 		if f.context != "" {
-			text, err = datastore.KamajiFragment(t.Kamaji(t.ContextIndex(f.context))).String()
+			text, err = datastore.KamajiFragment(all[0]).String()
 		} else {
-			all := make([][]datastore.KamajiOverride, len(contexts))
-			for i, c := range contexts {
-				all[i] = t.Kamaji(t.ContextIndex(c))
-			}
 			text, err = datastore.FormatKamaji(contexts, all)
 		}
 		if err != nil {

@@ -146,7 +146,7 @@ func TestFunctionModeError(t *testing.T) {
 		if p, _ := rn.Pipe(yaml.Lookup("file", "index")); p == nil || yaml.GetValue(p) != "3" {
 			t.Errorf("error result without file index 3:\n%s", rn.MustString())
 		}
-		if p, _ := rn.Pipe(yaml.Lookup("field", "path")); p == nil || yaml.GetValue(p) != "metadata.labels" {
+		if p, _ := rn.Pipe(yaml.Lookup("field", "path")); p == nil || yaml.GetValue(p) != "metadata.namespace" {
 			t.Errorf("error result without field:\n%s", rn.MustString())
 		}
 	}
@@ -163,7 +163,7 @@ func TestFunctionModeError(t *testing.T) {
 	if len(errLines) != 1 {
 		t.Fatalf("want one error line on stderr, got:\n%s", stderr)
 	}
-	for _, frag := range []string{"team-z/orphan.yaml", "ConfigMap team-z/orphan", "metadata.labels", `Namespace "team-z" is not in the package`} {
+	for _, frag := range []string{"team-z/orphan.yaml", "ConfigMap team-z/orphan", "metadata.namespace", `Namespace "team-z" is not in the package`} {
 		if !strings.Contains(errLines[0], frag) {
 			t.Errorf("stderr line %q does not mention %s", errLines[0], frag)
 		}

@@ -107,15 +107,10 @@ func (t *Table) override(apiVersion, kind string) (Override, bool) {
 	if len(t.overrides) == 0 {
 		return Override{}, false
 	}
-	k, ok := kinds.Lookup(apiVersion, kind)
+	// The same lookup gives routing its scope: one answer for both.
+	k, ok := kinds.Resolve(apiVersion, kind)
 	if !ok {
-		group := ""
-		if i := strings.IndexByte(apiVersion, '/'); i >= 0 {
-			group = apiVersion[:i]
-		}
-		if k, ok = kinds.LookupGroupKind(group, kind); !ok {
-			return Override{}, false
-		}
+		return Override{}, false
 	}
 	if !k.Stored {
 		return Override{}, false

@@ -1,6 +1,11 @@
 package datastore
 
 import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -15,7 +20,25 @@ type KamajiOverride struct {
 // Kamaji returns context ctx's overrides in Kamaji's shape, in
 // dataStoreOverrides order; the DataStore is the context's kamajiDataStore
 // for the logical datastore, else its logical name.
-func (t *Table) Kamaji(ctx int) []KamajiOverride {
+//
+// A Kamaji DataStore holds bare host:port endpoints and Kamaji always
+// connects with https://, so an endpoint that is http://, or carries a path,
+// a query or user information, has no Kamaji form: the flag Kamaji would
+// build would differ from `overrides -o flag`. Kamaji then returns an error
+// naming each such endpoint, and no overrides.
+func (t *Table) Kamaji(ctx int) ([]KamajiOverride, error) {
+	var errs []error
+	for _, e := range t.Entries(ctx) {
+		for _, ep := range e.Servers {
+			if why := notKamaji(ep); why != "" {
+				errs = append(errs, fmt.Errorf("context %q, datastore %q: endpoint %q has no Kamaji form: %s; a Kamaji DataStore takes bare host:port endpoints and always connects with https://, so the flag Kamaji builds would differ from `overrides -o flag` (use https://host:port endpoints, or -o flag)",
+					t.names[ctx], e.DataStore, ep, why))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
 	out := []KamajiOverride{}
 	for _, e := range t.Entries(ctx) {
 		name := e.DataStore
@@ -24,7 +47,30 @@ func (t *Table) Kamaji(ctx int) []KamajiOverride {
 		}
 		out = append(out, KamajiOverride{Resource: e.Resource.String(), DataStore: name})
 	}
-	return out
+	return out, nil
+}
+
+// notKamaji says why an endpoint (validated as an http or https URL with a
+// host) cannot be written as a Kamaji DataStore endpoint, "" when it can.
+func notKamaji(ep string) string {
+	u, err := url.Parse(ep)
+	if err != nil {
+		return err.Error()
+	}
+	var why []string
+	if u.Scheme != "https" {
+		why = append(why, fmt.Sprintf("it is %s://, not https://", u.Scheme))
+	}
+	if u.User != nil {
+		why = append(why, "it carries user information")
+	}
+	if u.Path != "" || u.RawPath != "" {
+		why = append(why, fmt.Sprintf("it has a path (%q)", u.Path))
+	}
+	if u.RawQuery != "" || u.ForceQuery {
+		why = append(why, "it has a query")
+	}
+	return strings.Join(why, ", ")
 }
 
 // KamajiFragment renders `dataStoreOverrides: [...]`, the fragment of a

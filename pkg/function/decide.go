@@ -111,7 +111,11 @@ func (c *Config) Decide(items []Item) *Outcome {
 			Field: &framework.Field{Path: n.Field}, Message: "function config: " + n.Message})
 	}
 	for _, pr := range plan.Problems {
-		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, pr.Message))
+		msg := pr.Message
+		if len(pr.Related) > 0 {
+			msg += "; in " + filesOf(items, append([]int{pr.Object}, pr.Related...))
+		}
+		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
 	spec := &c.Spec.Spec
 	for i, d := range plan.Decisions {
@@ -192,4 +196,22 @@ func describe(it *Item) string {
 		return fmt.Sprintf("%s %s/%s", it.Kind, it.Namespace, it.Name)
 	}
 	return fmt.Sprintf("%s %s", it.Kind, it.Name)
+}
+
+// filesOf names the files of items, for a result about several of them:
+// "a.yaml[0] and b.yaml[2]", or "item 3" for one read without a path.
+func filesOf(items []Item, idx []int) string {
+	parts := make([]string, len(idx))
+	for k, i := range idx {
+		it := &items[i]
+		switch {
+		case it.Path == "":
+			parts[k] = fmt.Sprintf("item %d", i)
+		case it.HasIndex:
+			parts[k] = fmt.Sprintf("%s[%d]", it.Path, it.Index)
+		default:
+			parts[k] = it.Path
+		}
+	}
+	return strings.Join(parts, " and ")
 }

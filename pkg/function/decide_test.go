@@ -242,6 +242,10 @@ data:
 - {apiVersion: extensions/v1beta1, kind: DaemonSet, metadata: {name: ds, namespace: a}}
 `,
 			want: []string{"c00 | default", "c01 | default", "c02 | default", "c00 | apps", "c00 | apps", "c00 | default"},
+			results: []wantResult{
+				{severity: framework.Warning, resource: "Deployment a/old", field: "apiVersion", text: []string{"write apiVersion: apps/v1"}},
+				{severity: framework.Warning, resource: "DaemonSet a/ds", field: "apiVersion", text: []string{"write apiVersion: apps/v1"}},
+			},
 		},
 		{
 			name:   "contexts that disagree on the datastore give ctx=ds pairs in config order",
@@ -384,7 +388,7 @@ data:
 `,
 			want:    []string{"-", "-", "-", "-"},
 			wantErr: true,
-			results: []wantResult{{severity: framework.Error, resource: "ConfigMap elsewhere/lost", field: "metadata.labels",
+			results: []wantResult{{severity: framework.Error, resource: "ConfigMap elsewhere/lost", field: "metadata.namespace",
 				file: "elsewhere/cm.yaml[1]", text: []string{"ConfigMap elsewhere/lost", `Namespace "elsewhere" is not in the package`}}},
 		},
 		{

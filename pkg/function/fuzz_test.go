@@ -79,6 +79,9 @@ func FuzzProcess(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, tc := range manifestCases { // merge keys, aliases, Lists, old versions
+		f.Add(manifestInput(tc))
+	}
 	for _, seed := range []string{
 		"",
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",

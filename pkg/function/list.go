@@ -83,6 +83,39 @@ func Pack(n *yaml.Node) ([]byte, bool) {
 
 var packScratch sync.Pool
 
+// CopyNode returns a deep copy of the tree under n in which every alias to
+// a node of the tree names that node's copy. kyaml's Copy keeps aliases
+// pointing into the original tree, so de-anchoring or annotating a copy
+// would change the original, and the copy would be written with aliases to
+// anchors it does not hold.
+func CopyNode(n *yaml.Node) *yaml.Node {
+	copies := map[*yaml.Node]*yaml.Node{}
+	var cp func(n *yaml.Node, depth int) *yaml.Node
+	cp = func(n *yaml.Node, depth int) *yaml.Node {
+		if n == nil {
+			return nil
+		}
+		c := *n
+		copies[n] = &c
+		if len(n.Content) > 0 && depth < maxDepth {
+			c.Content = make([]*yaml.Node, len(n.Content))
+			for i, child := range n.Content {
+				c.Content[i] = cp(child, depth+1)
+			}
+		}
+		return &c
+	}
+	root := cp(n, 0)
+	for _, c := range copies {
+		if c.Kind == yaml.AliasNode {
+			if target, ok := copies[c.Alias]; ok {
+				c.Alias = target
+			}
+		}
+	}
+	return root
+}
+
 // Unpack rebuilds a tree packed by Pack.
 func Unpack(p []byte) (*yaml.Node, error) { return unpackItem(p) }
 

@@ -20,13 +20,14 @@ var _ framework.ResourceListProcessor = Processor{}
 func (Processor) Process(rl *framework.ResourceList) error {
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
-		items[i] = ItemOf(rn)
+		items[i] = ItemOfShared(rn)
 	}
 	out, results := Route(rl.FunctionConfig, items)
 	rl.Results = append(rl.Results, results...)
 	if out == nil {
 		return rl.Results
 	}
+	out.deAnchorShared(rl.Items)
 	for i, rn := range rl.Items {
 		if err := out.ApplyItem(i, rn); err != nil {
 			rl.Results = append(rl.Results, itemResult(&items[i], framework.Error, "metadata.annotations", err.Error()))
@@ -68,4 +69,73 @@ func Apply(rn *yaml.RNode, contexts, datastores string) error {
 		}
 	}
 	return nil
+}
+
+// deAnchorShared de-anchors, before any is annotated, the items ApplyItem
+// would de-anchor, and the other items that alias a node outside
+// themselves: a ResourceList is one YAML document, so such an alias may
+// name an anchor of a de-anchored item, which would vanish under it. Other
+// items, routed or not, keep their bytes. The streaming path never meets
+// this: it leaves inputs with anchors or aliases to this path.
+func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
+	need := make([]bool, len(items))
+	anyNeed := false
+	for i, rn := range items {
+		if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), o.Plan.Decisions[i].Label != nil) {
+			need[i], anyNeed = true, true
+		}
+	}
+	if !anyNeed {
+		return
+	}
+	for i, rn := range items {
+		if need[i] || (hasAnchors(rn.YNode()) && aliasesOutside(rn.YNode())) {
+			_ = deAnchor(rn) // an error is reported by ApplyItem's own attempt
+		}
+	}
+}
+
+// aliasesOutside reports whether a tree has an alias to a node outside it.
+func aliasesOutside(n *yaml.Node) bool {
+	inside := map[*yaml.Node]bool{}
+	var aliases []*yaml.Node
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if n == nil || inside[n] || depth > maxDepth {
+			return
+		}
+		inside[n] = true
+		if n.Kind == yaml.AliasNode {
+			aliases = append(aliases, n)
+		}
+		for _, c := range n.Content {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	for _, a := range aliases {
+		if !inside[a.Alias] {
+			return true
+		}
+	}
+	return false
+}
+
+// ItemOfShared is ItemOf for an item that may have anchors, read by a kyaml
+// reader or framework that has written its bookkeeping annotations (path,
+// index, ids) into metadata.annotations: when that map is anchored, they
+// show through every alias of it (labels aliased to the annotations), so
+// they are taken out while the item is read. Items without anchors are
+// read by ItemOf alone (the streaming readers leave anchored items to the
+// reference readers).
+func ItemOfShared(rn *yaml.RNode) Item {
+	if !hasAnchors(rn.YNode()) {
+		return ItemOf(rn)
+	}
+	full := ItemOf(rn) // where the item comes from
+	taken := takeBookkeeping(rn.YNode())
+	it := ItemOf(rn)
+	taken.restore()
+	it.Path, it.Index, it.HasIndex = full.Path, full.Index, full.HasIndex
+	return it
 }

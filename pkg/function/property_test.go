@@ -14,6 +14,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/kinds"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -307,5 +308,79 @@ func TestPropertyNoSilentMove(t *testing.T) {
 	t.Logf("%d previously routed resources checked, %d lost a context (all reported)", checked, moves)
 	if moves == 0 {
 		t.Errorf("the mutations never caused a move: the property was not exercised")
+	}
+}
+
+// TestScopeAndDataStoreFromOneLookup: for every kind of the built-in table
+// (served and legacy), written in its own apiVersion and in a version no
+// release served, routing's scope and the datastore come from one answer.
+// A namespaced kind in a Namespace follows it and gets its override's
+// datastore there; without metadata.namespace it is never broadcast; a
+// cluster-scoped kind goes everywhere, with its override's datastore where
+// the context declares it.
+func TestScopeAndDataStoreFromOneLookup(t *testing.T) {
+	honoured := map[string]bool{}
+	var overrides strings.Builder
+	for _, k := range kinds.All() {
+		if _, _, ok := kinds.StoredResource(k.Storage); ok && k.Stored && !honoured[k.Storage.String()] {
+			honoured[k.Storage.String()] = true
+			fmt.Fprintf(&overrides, "  - {resource: %q, dataStore: ds}\n", k.Storage.String())
+		}
+	}
+	cfgNode := yaml.MustParse(`apiVersion: shardrouter.dev/v1alpha1
+kind: ShardConfig
+metadata: {name: shards}
+spec:
+  contexts:
+  - name: c00
+    namespaceSelector: {matchLabels: {shard: "00"}}
+    dataStores: [{name: ds, endpoints: ["https://ds:2379"]}]
+  - name: c01
+  dataStoreOverrides:
+` + overrides.String())
+	cfg, errs := LoadConfig(cfgNode)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	items := []Item{{Object: route.Object{APIVersion: "v1", Kind: "Namespace", Name: "a", Labels: map[string]string{"shard": "00"}}}}
+	type want struct {
+		contexts, datastores string // "" when refused
+	}
+	wants := []want{{"c00", "ds"}} // /namespaces has an override too
+	for i, k := range kinds.All() {
+		versions := []string{k.APIVersion()}
+		if k.Group != "" { // the core group has no other spelling
+			versions = append(versions, k.Group+"/v9never")
+		}
+		for _, av := range versions {
+			if k.Kind == "Namespace" {
+				continue
+			}
+			ds := "default"
+			if k.Stored && honoured[k.Storage.String()] {
+				ds = "ds"
+			}
+			name := fmt.Sprintf("o%d-%d", i, len(items))
+			if k.Namespaced {
+				items = append(items, Item{Object: route.Object{APIVersion: av, Kind: k.Kind, Namespace: "a", Name: name}})
+				wants = append(wants, want{"c00", ds})
+				items = append(items, Item{Object: route.Object{APIVersion: av, Kind: k.Kind, Name: name + "-nons"}})
+				wants = append(wants, want{"", ""})
+				continue
+			}
+			items = append(items, Item{Object: route.Object{APIVersion: av, Kind: k.Kind, Name: name}})
+			if ds == "ds" {
+				wants = append(wants, want{"c00,c01", "c00=ds,c01=default"})
+			} else {
+				wants = append(wants, want{"c00,c01", "default"})
+			}
+		}
+	}
+	out := cfg.Decide(items)
+	for i, w := range wants {
+		it := &items[i]
+		if got := (want{out.Contexts[i], out.DataStores[i]}); got != w {
+			t.Errorf("%s %s (namespace %q): routed %q with datastores %q, want %q with %q", it.APIVersion, it.Kind, it.Namespace, got.contexts, got.datastores, w.contexts, w.datastores)
+		}
 	}
 }

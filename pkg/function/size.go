@@ -14,8 +14,10 @@ import (
 // SerializedSize is the size in bytes that capacity counts for one object:
 // the length of its compact JSON encoding, as encoding/json writes it
 // (HTML-safe escaping, no trailing newline; what kube-apiserver stores for a
-// custom resource, give or take the newline), of the object as written in
-// the package, without
+// custom resource, give or take the newline: apimachinery's JSON serializer
+// is encoding/json's Encoder with HTML escaping on, so "<" is stored as
+// \u003c, as TestSerializedSizeIsWhatKubeAPIServerStores checks), of the
+// object as written in the package, without
 //   - kpt's local annotations (internal.config.kubernetes.io/*, and the
 //     legacy config.kubernetes.io/path, config.kubernetes.io/index and
 //     config.k8s.io/id), which never reach the cluster, and
@@ -25,8 +27,9 @@ import (
 // an annotations map left empty counts as absent. Scalars are typed as
 // yaml.v3 resolves them (YAML 1.2: yes/no are strings), except that
 // timestamps stay strings, as sigs.k8s.io/yaml converts them; mapping keys
-// are strings; aliases count as what they name. It is an estimate of what etcd
-// holds: built-in kinds are stored as protobuf (usually smaller), and the
+// are strings; aliases count as what they name, merge keys (<<) as the keys
+// they merge. It is an estimate of what etcd holds: built-in kinds are
+// stored as protobuf (usually smaller), and the
 // server adds metadata (uid, resourceVersion, managedFields, kpt's
 // owning-inventory annotation) that the package does not carry.
 //
@@ -102,22 +105,23 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 	case yaml.MappingNode:
 		size := int64(2) // {}
 		entries := 0
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			key := deref(n.Content[i])
+		content := resolvedContent(n)
+		for i := 0; i+1 < len(content); i += 2 {
+			key := deref(content[i])
 			if key == nil {
 				continue
 			}
 			var v int64
 			switch {
 			case at == pathTop && key.Value == "metadata":
-				v = s.nodeSize(n.Content[i+1], depth+1, pathMetadata)
+				v = s.nodeSize(content[i+1], depth+1, pathMetadata)
 			case at == pathMetadata && key.Value == "annotations":
 				var kept int
-				if v, kept = s.annotationsSize(n.Content[i+1], depth+1); kept == 0 {
+				if v, kept = s.annotationsSize(content[i+1], depth+1); kept == 0 {
 					continue
 				}
 			default:
-				v = s.nodeSize(n.Content[i+1], depth+1, pathOther)
+				v = s.nodeSize(content[i+1], depth+1, pathOther)
 			}
 			if entries > 0 {
 				size++ // ,
@@ -140,8 +144,9 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 		return s.nodeSize(n, depth, pathOther), 1
 	}
 	size, kept := int64(2), 0
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := deref(n.Content[i])
+	content := resolvedContent(n)
+	for i := 0; i+1 < len(content); i += 2 {
+		key := deref(content[i])
 		if key == nil || notStored(key.Value) {
 			continue
 		}
@@ -149,7 +154,7 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 			size++
 		}
 		kept++
-		size += jsonStringLen(key.Value) + 1 + s.nodeSize(n.Content[i+1], depth+1, pathOther)
+		size += jsonStringLen(key.Value) + 1 + s.nodeSize(content[i+1], depth+1, pathOther)
 	}
 	return size, kept
 }
@@ -157,6 +162,25 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 // internalAnnotationPrefix marks the annotations kpt and kyaml use between
 // functions (path, index, id, seqindent, ...).
 const internalAnnotationPrefix = "internal.config.kubernetes.io/"
+
+// resolvedContent is a mapping's key/value nodes as the JSON holds them:
+// as written, or, with merge keys (<<), each key once in YAML 1.1 merge
+// order (explicit keys first).
+func resolvedContent(m *yaml.Node) []*yaml.Node {
+	if !hasMergeKey(m) {
+		return m.Content
+	}
+	var out []*yaml.Node
+	seen := map[string]bool{}
+	mergedFields(m, 0, func(k, v *yaml.Node) bool {
+		if !seen[k.Value] {
+			seen[k.Value] = true
+			out = append(out, k, v)
+		}
+		return true
+	})
+	return out
+}
 
 // notStored reports the annotations SerializedSize leaves out.
 func notStored(key string) bool {

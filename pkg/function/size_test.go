@@ -1,13 +1,17 @@
 package function
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // sizeByEncodingJSON is the definition of SerializedSize done the slow way:
@@ -242,6 +246,35 @@ func BenchmarkDecodeMarshal10k(b *testing.B) {
 			if _, err := json.Marshal(v); err != nil {
 				b.Fatal(err)
 			}
+		}
+	}
+}
+
+// TestSerializedSizeIsWhatKubeAPIServerStores pins the escaping that
+// capacity counts to kube-apiserver's own encoder: a custom resource is
+// stored as the JSON that apimachinery's serializer writes, and that
+// serializer is encoding/json's Encoder with HTML escaping on, so "<", ">"
+// and "&" are stored as six bytes each (\u003c). Counting them as one byte
+// would undercount. Merge keys are counted as the merged keys.
+func TestSerializedSizeIsWhatKubeAPIServerStores(t *testing.T) {
+	docs := []string{
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, namespace: a}\nspec: {html: '<b>bold</b> & more', cmp: 'a>b', num: 3, f: 1.5, ok: true, none: null}\n",
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, labels: {<<: {a: '1', b: '2'}, b: '3'}}\nspec: {text: \"line\\u2028sep \\u00e9\\t\"}\n",
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  annotations: &a {note: 'x < y'}\nspec: {copy: *a, list: [1, two, {three: 3}]}\n",
+	}
+	ser := kjson.NewSerializerWithOptions(kjson.DefaultMetaFactory, nil, nil, kjson.SerializerOptions{})
+	for _, doc := range docs {
+		var obj map[string]any
+		if err := sigsyaml.Unmarshal([]byte(doc), &obj); err != nil { // as kubectl reads it
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := ser.Encode(&unstructured.Unstructured{Object: obj}, &buf); err != nil {
+			t.Fatal(err)
+		}
+		stored := int64(buf.Len() - 1) // the encoder's trailing newline
+		if got := SerializedSize(yaml.MustParse(doc)); got != stored {
+			t.Errorf("SerializedSize = %d, kube-apiserver's encoder writes %d bytes: %s\nfor %s", got, stored, buf.String(), doc)
 		}
 	}
 }

@@ -17,6 +17,9 @@ func FuzzStreamMatchesReference(f *testing.F) {
 	for _, g := range goldenInputs(f) {
 		f.Add(g)
 	}
+	for _, tc := range manifestCases { // merge keys, aliases, Lists, old versions
+		f.Add(manifestInput(tc))
+	}
 	f.Add(gen.Bytes(gen.Options{Items: 12, Contexts: 3, Seed: 7}))
 	f.Add(gen.Bytes(gen.Options{Items: 8, Contexts: 2, Seed: 8, Routed: true}))
 	f.Fuzz(func(t *testing.T, input []byte) {

@@ -31,8 +31,8 @@ type Kind struct {
 	// answer: CustomResourceDefinitions and APIServices are in etcd, but not
 	// under the core storage factory that honours overrides.
 	Storage GroupResource
-	// Legacy marks the hand-written extensions/v1beta1 kinds that 1.34 no
-	// longer serves; they are kept so that old manifests still resolve.
+	// Legacy marks the hand-written kinds that 1.34 serves in no version
+	// (legacy.go); they are kept so that old manifests still resolve.
 	Legacy bool
 }
 
@@ -98,9 +98,76 @@ func Lookup(apiVersion, kind string) (Kind, bool) {
 	return table[i], true
 }
 
-// LookupGroupKind ignores the version (first served version wins) — used
-// when the apiVersion is unusual but the group is built in. The core group is
-// "".
+// Resolved is a built-in kind as a manifest names it, whatever its version.
+type Resolved struct {
+	// Kind is the kind's row: the version 1.34 prefers when it serves the
+	// kind, else the legacy row. Its scope and storage are the kind's in
+	// every version: kube-apiserver never changes a kind's scope, and all
+	// versions of a resource share one storage.
+	Kind
+	// Served is true when 1.34 serves the manifest's own apiVersion.
+	Served bool
+	// Instead is the apiVersion 1.34 serves the kind in ("batch/v1"), when
+	// !Served; "" when it serves the kind in no version (PodSecurityPolicy).
+	Instead string
+}
+
+// Resolve finds a built-in kind by the group of apiVersion and kind, so that
+// a manifest of a version 1.34 no longer serves (batch/v1beta1 CronJob,
+// extensions/v1beta1 Ingress) gets the same scope and storage as the served
+// version: one lookup answers both. ok is false for anything not built in
+// and for malformed apiVersions.
+func Resolve(apiVersion, kind string) (Resolved, bool) {
+	group, version, ok := splitAPIVersion(apiVersion)
+	if !ok {
+		return Resolved{}, false
+	}
+	// One map lookup for what is not built in and for preferred versions.
+	i, ok := byGK[gk{group, kind}]
+	if !ok {
+		return Resolved{}, false
+	}
+	if k := &table[i]; k.Version == version && !k.Legacy {
+		return Resolved{Kind: *k, Served: true}, true
+	}
+	if j, ok := byGVK[gvk{group, version, kind}]; ok && !table[j].Legacy {
+		return Resolved{Kind: table[j], Served: true}, true
+	}
+	r := Resolved{Kind: table[i]}
+	switch {
+	case !r.Legacy:
+		r.Instead = r.APIVersion()
+	case r.Stored:
+		// extensions kinds moved to the group they cohabit with.
+		if j, ok := byGK[gk{r.Storage.Group, kind}]; ok && !table[j].Legacy {
+			r.Instead = table[j].APIVersion()
+		}
+	}
+	return r, true
+}
+
+// Release is the Kubernetes minor release of the table, e.g. "1.34".
+func Release() string {
+	v := strings.TrimPrefix(KubernetesVersion, "v")
+	if i := strings.LastIndexByte(v, '.'); i > 0 {
+		v = v[:i]
+	}
+	return v
+}
+
+func splitAPIVersion(apiVersion string) (group, version string, ok bool) {
+	group, version, found := strings.Cut(apiVersion, "/")
+	if !found {
+		return "", apiVersion, apiVersion != ""
+	}
+	if group == "" || version == "" || strings.Contains(version, "/") {
+		return "", "", false // "/v1", "a/b/c" are no apiVersions
+	}
+	return group, version, true
+}
+
+// LookupGroupKind ignores the version (first served version wins). The core
+// group is "". Resolve is the lookup for manifests.
 func LookupGroupKind(group, kind string) (Kind, bool) {
 	i, ok := byGK[gk{group, kind}]
 	if !ok {

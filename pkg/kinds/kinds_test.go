@@ -171,3 +171,59 @@ func TestResourceMatchesGuessedPlural(t *testing.T) {
 		}
 	}
 }
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		apiVersion, kind string
+		wantOK           bool
+		wantNamespaced   bool
+		wantStorage      string // "" when not stored
+		wantServed       bool
+		wantInstead      string
+	}{
+		{"batch/v1", "CronJob", true, true, "batch/cronjobs", true, ""},
+		{"batch/v1beta1", "CronJob", true, true, "batch/cronjobs", false, "batch/v1"},
+		{"batch/v2alpha1", "CronJob", true, true, "batch/cronjobs", false, "batch/v1"},
+		{"policy/v1beta1", "PodDisruptionBudget", true, true, "policy/poddisruptionbudgets", false, "policy/v1"},
+		{"policy/v1beta1", "PodSecurityPolicy", true, false, "", false, ""},
+		{"autoscaling/v2beta2", "HorizontalPodAutoscaler", true, true, "autoscaling/horizontalpodautoscalers", false, "autoscaling/v2"},
+		{"networking.k8s.io/v1beta1", "Ingress", true, true, "networking.k8s.io/ingresses", false, "networking.k8s.io/v1"},
+		{"networking.k8s.io/v1beta1", "IngressClass", true, false, "networking.k8s.io/ingressclasses", false, "networking.k8s.io/v1"},
+		{"flowcontrol.apiserver.k8s.io/v1beta2", "FlowSchema", true, false, "flowcontrol.apiserver.k8s.io/flowschemas", false, "flowcontrol.apiserver.k8s.io/v1"},
+		{"rbac.authorization.k8s.io/v1beta1", "ClusterRoleBinding", true, false, "rbac.authorization.k8s.io/clusterrolebindings", false, "rbac.authorization.k8s.io/v1"},
+		{"events.k8s.io/v1beta1", "Event", true, true, "/events", false, "events.k8s.io/v1"},
+		{"extensions/v1beta1", "Deployment", true, true, "apps/deployments", false, "apps/v1"},
+		{"extensions/v1beta1", "Ingress", true, true, "networking.k8s.io/ingresses", false, "networking.k8s.io/v1"},
+		{"extensions/v1beta1", "PodSecurityPolicy", true, false, "", false, ""},
+		{"apps/v1beta2", "StatefulSet", true, true, "apps/statefulsets", false, "apps/v1"},
+		{"apiextensions.k8s.io/v1beta1", "CustomResourceDefinition", true, false, "apiextensions.k8s.io/customresourcedefinitions", false, "apiextensions.k8s.io/v1"},
+		{"settings.k8s.io/v1alpha1", "PodPreset", true, true, "", false, ""},
+		{"batch/v7", "Job", true, true, "batch/jobs", false, "batch/v1"},
+		{"example.com/v1", "Widget", false, false, "", false, ""},
+		{"core/v1", "Pod", false, false, "", false, ""},
+		{"/v1", "Pod", false, false, "", false, ""},
+		{"apps/", "Deployment", false, false, "", false, ""},
+		{"", "Pod", false, false, "", false, ""},
+	}
+	for _, tc := range tests {
+		r, ok := Resolve(tc.apiVersion, tc.kind)
+		if ok != tc.wantOK {
+			t.Errorf("Resolve(%q, %q) ok = %v, want %v", tc.apiVersion, tc.kind, ok, tc.wantOK)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		storage := ""
+		if r.Stored {
+			storage = r.Storage.String()
+		}
+		if r.Namespaced != tc.wantNamespaced || storage != tc.wantStorage || r.Served != tc.wantServed || r.Instead != tc.wantInstead {
+			t.Errorf("Resolve(%q, %q) = namespaced %v, storage %q, served %v, instead %q; want %v, %q, %v, %q",
+				tc.apiVersion, tc.kind, r.Namespaced, storage, r.Served, r.Instead, tc.wantNamespaced, tc.wantStorage, tc.wantServed, tc.wantInstead)
+		}
+	}
+	if got := Release(); got != "1.34" {
+		t.Errorf("Release() = %q, want 1.34", got)
+	}
+}

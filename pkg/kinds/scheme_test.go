@@ -227,12 +227,59 @@ func TestTableCoversGoTypes(t *testing.T) {
 func TestTableKindsExistInGoTypes(t *testing.T) {
 	s := newAPIScheme(t)
 	for _, k := range table {
-		if k.Kind == "PodSecurityPolicy" || k.Group == "apiextensions.k8s.io" || k.Group == "apiregistration.k8s.io" {
-			continue // PodSecurityPolicy left k8s.io/api; the others live in other modules
+		if (k.Legacy && !k.Stored && k.Group != "extensions") || k.Kind == "PodSecurityPolicy" || k.Kind == "ThirdPartyResource" ||
+			k.Group == "apiextensions.k8s.io" || k.Group == "apiregistration.k8s.io" {
+			continue // removed kinds left k8s.io/api; the others live in other modules
 		}
 		gvk := schema.GroupVersionKind{Group: k.Group, Version: k.Version, Kind: k.Kind}
 		if !s.Recognizes(gvk) {
 			t.Errorf("%s is in the table but k8s.io/api v0.34.4 has no Go type for it", gvk)
+		}
+	}
+}
+
+// TestResolveCoversEveryVersion checks that every version of every kind that
+// k8s.io/api still has a Go type for (the versions older releases served)
+// resolves by group and kind to the same scope and storage as the version
+// 1.34 serves, and names that version when 1.34 does not serve its own.
+func TestResolveCoversEveryVersion(t *testing.T) {
+	s := newAPIScheme(t)
+	for gvk, typ := range s.AllKnownTypes() {
+		if !isTopLevel(gvk.Kind, typ) {
+			continue
+		}
+		if why := notServedKinds[gvk]; strings.Contains(why, "subresource") || strings.Contains(why, "internal") {
+			continue // subresources and internal types are no manifests
+		}
+		r, ok := Resolve(gvk.GroupVersion().String(), gvk.Kind)
+		if !ok {
+			t.Errorf("%s does not resolve", gvk)
+			continue
+		}
+		exact, served := Lookup(gvk.GroupVersion().String(), gvk.Kind)
+		served = served && !exact.Legacy
+		if r.Served != served {
+			t.Errorf("%s: Served = %v, but the 1.34 table says %v", gvk, r.Served, served)
+		}
+		if served {
+			if r.Kind != exact {
+				t.Errorf("%s: resolved to %s, want its own row %s", gvk, r.Kind, exact)
+			}
+			continue
+		}
+		if r.Instead == "" {
+			if r.Kind.Kind != "PodSecurityPolicy" {
+				t.Errorf("%s: not served, but Resolve names no served version", gvk)
+			}
+			continue
+		}
+		want, ok := Lookup(r.Instead, gvk.Kind)
+		if !ok || want.Legacy {
+			t.Errorf("%s: Instead = %q, which 1.34 does not serve", gvk, r.Instead)
+			continue
+		}
+		if r.Namespaced != want.Namespaced || r.Storage != want.Storage || r.Stored != want.Stored {
+			t.Errorf("%s resolves to scope %v storage %s, but %s %s has scope %v storage %s", gvk, r.Namespaced, r.Storage, r.Instead, gvk.Kind, want.Namespaced, want.Storage)
 		}
 	}
 }

@@ -21,6 +21,9 @@ type Object struct {
 	// CRD describes a CustomResourceDefinition, so that the scope of its
 	// custom resources is known.
 	CRD *CRD
+	// List is true for a list of resources (kind List, or any kind ending in
+	// List with top-level items), which is no resource of its own.
+	List bool
 }
 
 // CRD is the part of a CustomResourceDefinition that gives its kind's scope.

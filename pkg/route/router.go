@@ -72,6 +72,9 @@ type Problem struct {
 	// Field is the path of the field at fault, e.g. "metadata.namespace".
 	Field   string
 	Message string
+	// Related are other objects the problem is about (the first copy of a
+	// duplicate), so that results can name their files.
+	Related []int
 }
 
 // Plan is the routing of a whole package.
@@ -181,6 +184,11 @@ func (r *Router) skipped(o *Object) bool {
 	return c.Kind != "" && o.APIVersion == c.APIVersion && o.Kind == c.Kind && o.Name == c.Name && o.Namespace == c.Namespace
 }
 
+// objKey identifies a stored object: by group and kind, or for built-in
+// kinds by storage group and resource, so that one object served by two
+// groups is one key. The two cannot collide: custom resources cannot use
+// the built-in groups (a CRD's group needs a dot, and the k8s.io ones need
+// approval), nor the empty core group.
 type objKey struct{ group, kind, namespace, name string }
 
 // nsState caches what routing knows of one Namespace of the package.
@@ -199,6 +207,9 @@ func (r *Router) Route(objs []Object) *Plan {
 	namespaces := map[string]*nsState{}
 	var nsOrder []*nsState                  // package order, so results are deterministic
 	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
+	guessed := map[[2]string]*guess{}       // custom kinds broadcast on a guessed scope
+	var guessOrder [][2]string
+	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for pass 3
 
 	// Pass 1: check identities, collect CRD scopes and Namespaces.
 	for i := range objs {
@@ -211,9 +222,32 @@ func (r *Router) Route(objs []Object) *Plan {
 			p.Decisions[i].Reason = Failed
 			continue
 		}
+		builtin, isBuiltin := kinds.Resolve(o.APIVersion, o.Kind)
+		if isBuiltin && !builtin.Served {
+			r.warnVersion(p, i, o, builtin)
+		}
 		key := objKey{o.Group(), o.Kind, o.Namespace, o.Name}
+		if isBuiltin {
+			// One stored object, whichever group serves it (v1 and
+			// events.k8s.io/v1 Events, extensions and apps Deployments).
+			key.group, key.kind = builtin.Storage.Group, builtin.Storage.Resource
+			scope[i] = clusterScoped
+			if builtin.Namespaced {
+				scope[i] = namespacedScope
+			}
+			if !builtin.Stored {
+				key.group, key.kind = builtin.Group, builtin.Resource
+			}
+		}
 		if first, dup := seen[key]; dup {
-			p.errorf(i, "metadata.name", "%s is in the package twice (first at item %d): kpt live apply would keep only one", describe(o), first)
+			if f := &objs[first]; f.APIVersion != o.APIVersion || f.Kind != o.Kind {
+				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "apiVersion", Related: []int{first},
+					Message: fmt.Sprintf("%s %s and %s %s (item %d) are one object: kube-apiserver stores both as %s/%s, so the cluster would keep only the last one applied; keep one of them",
+						o.APIVersion, describe(o), f.APIVersion, describe(f), first, key.group, key.kind)})
+			} else {
+				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "metadata.name", Related: []int{first},
+					Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", describe(o), first)})
+			}
 			p.Decisions[i].Reason = Failed
 			continue
 		}
@@ -246,11 +280,21 @@ func (r *Router) Route(objs []Object) *Plan {
 		if p.Decisions[i].Reason != NotRouted || r.skipped(o) || isNamespace(o) {
 			continue
 		}
-		if !r.namespaced(o, crdScope) {
+		namespaced, known := r.namespaced(o, scope[i], crdScope)
+		if !namespaced {
 			matched := r.resIndex.match(o.Labels)
 			if len(matched) == 0 {
 				matched = all(len(r.names))
 				p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Broadcast, Contexts: matched})
+				if !known && p.Decisions[i].Routed() {
+					gk := [2]string{o.Group(), o.Kind}
+					if g := guessed[gk]; g != nil {
+						g.more++
+					} else {
+						guessed[gk] = &guess{first: i}
+						guessOrder = append(guessOrder, gk)
+					}
+				}
 				continue
 			}
 			p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Selected, Contexts: matched})
@@ -294,7 +338,45 @@ func (r *Router) Route(objs []Object) *Plan {
 			}
 		}
 	}
+	for _, gk := range guessOrder {
+		g := guessed[gk]
+		o := &objs[g.first]
+		more := ""
+		if g.more > 0 {
+			more = fmt.Sprintf(" (and %d more %s)", g.more, o.Kind)
+		}
+		p.Problems = append(p.Problems, Problem{Object: g.first, Severity: Warning, Field: "metadata.namespace",
+			Message: fmt.Sprintf("%s%s is sent to every context as cluster-scoped, a guess: %s %s is no built-in kind, the package has no CustomResourceDefinition for it, and it has no metadata.namespace; if the kind is namespaced it belongs where its Namespace goes. Make it certain: add the kind's CustomResourceDefinition to the package, set metadata.namespace, or pin it with a resourceSelector",
+				describe(o), more, o.APIVersion, o.Kind)})
+	}
 	return p
+}
+
+// builtinScope is the scope of a built-in kind, by kinds.Resolve.
+type builtinScope uint8
+
+const (
+	notBuiltin builtinScope = iota
+	namespacedScope
+	clusterScoped
+)
+
+// guess counts the objects of one custom kind broadcast on a guessed scope.
+type guess struct{ first, more int }
+
+// warnVersion reports a built-in kind written in an apiVersion that the
+// table's release does not serve. It is routed by its group and kind, which
+// give the same scope and storage in every version, so the route is right;
+// but kpt live apply against that release fails on it.
+func (r *Router) warnVersion(p *Plan, i int, o *Object, k kinds.Resolved) {
+	rel := kinds.Release()
+	msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", describe(o), rel, o.APIVersion, o.Kind)
+	if k.Instead != "" {
+		msg += fmt.Sprintf("write apiVersion: %s (routed as %s %s, which has the same scope and storage; kpt live apply against a %s cluster fails on the old version)", k.Instead, k.Instead, o.Kind, rel)
+	} else {
+		msg += fmt.Sprintf("no version of %s exists any more, so kpt live apply against a %s cluster fails on it (routed by its former scope); remove it", o.Kind, rel)
+	}
+	p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: "apiVersion", Message: msg})
 }
 
 // decide applies rules 2, 3 and 5 to one object: selectors, then its
@@ -333,6 +415,7 @@ func (r *Router) decide(p *Plan, i int, o *Object, matched, nsContexts []int) De
 		fieldPath = "metadata.namespace"
 	default:
 		what += fmt.Sprintf(", its Namespace %q is not in the package", o.Namespace)
+		fieldPath = "metadata.namespace" // the Namespace it names would decide
 	}
 	p.errorf(i, fieldPath, "%s has no context: %s, it carries no %s annotation, and the config has no defaultContext",
 		describe(o), what, v1alpha1.ContextAnnotation)
@@ -372,6 +455,11 @@ func (r *Router) withMoves(p *Plan, i int, o *Object, d Decision) Decision {
 }
 
 func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
+	if o.List {
+		p.errorf(i, "kind", "item %s %s%s is a list of resources, not a resource: kpt does not unwrap Lists (kubectl does), so kpt live apply would send it whole and fail, and shard-router cannot route its items one by one; "+
+			"write each entry of its items as a resource of its own (a YAML document after ---), then run again", o.APIVersion, o.Kind, nameSuffix(o))
+		return false
+	}
 	ok := true
 	if o.APIVersion == "" {
 		p.errorf(i, "apiVersion", "item has no apiVersion")
@@ -388,16 +476,25 @@ func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
 	return ok
 }
 
-// namespaced applies rule 4's order: the built-in table, then the package's
-// CRDs, then whether metadata.namespace is set.
-func (r *Router) namespaced(o *Object, crdScope map[[2]string]string) bool {
-	if k, ok := kinds.Lookup(o.APIVersion, o.Kind); ok {
-		return k.Namespaced
+// namespaced applies rule 4's order: the built-in table (by group and kind,
+// whatever the version, as the datastore lookup does), then the package's
+// CRDs, then whether metadata.namespace is set. known is false when the
+// scope is that last guess.
+func (r *Router) namespaced(o *Object, builtin builtinScope, crdScope map[[2]string]string) (namespaced, known bool) {
+	if builtin != notBuiltin {
+		return builtin == namespacedScope, true
 	}
 	if scope, ok := crdScope[[2]string{o.Group(), o.Kind}]; ok {
-		return scope != "Cluster"
+		return scope != "Cluster", true
 	}
-	return o.Namespace != ""
+	return o.Namespace != "", o.Namespace != ""
+}
+
+func nameSuffix(o *Object) string {
+	if o.Name == "" {
+		return ""
+	}
+	return " " + o.Name
 }
 
 func isNamespace(o *Object) bool { return o.APIVersion == "v1" && o.Kind == "Namespace" }

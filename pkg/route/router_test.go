@@ -106,6 +106,8 @@ func TestRoute(t *testing.T) {
 			name: "rule 1: an object named Kptfile outside kpt.dev is routed",
 			objs: []Object{{APIVersion: "example.com/v1", Kind: "Kptfile", Name: "pkg"}},
 			want: []want{{"c00,c01,edge", Broadcast}},
+			problems: []wantProblem{{obj: 0, sev: Warning, field: "metadata.namespace",
+				text: []string{"Kptfile pkg", "a guess", "CustomResourceDefinition"}}},
 		},
 
 		// Rule 2: selectors.
@@ -138,7 +140,7 @@ func TestRoute(t *testing.T) {
 				cm("elsewhere", "lost", shard("00")),
 			},
 			want: []want{{"edge", Selected}, {"", Failed}},
-			problems: []wantProblem{{obj: 1, sev: Error, field: "metadata.labels",
+			problems: []wantProblem{{obj: 1, sev: Error, field: "metadata.namespace",
 				text: []string{"ConfigMap elsewhere/lost", `Namespace "elsewhere" is not in the package`, "defaultContext"}}},
 		},
 		{
@@ -260,6 +262,43 @@ func TestRoute(t *testing.T) {
 				{APIVersion: "example.com/v1", Kind: "Thing", Name: "cluster-scoped"},
 			},
 			want: []want{{"c01", Selected}, {"c01", Selected}, {"c00,c01,edge", Broadcast}},
+			problems: []wantProblem{{obj: 2, sev: Warning, field: "metadata.namespace",
+				text: []string{"Thing cluster-scoped", "example.com/v1 Thing", "a guess", "add the kind's CustomResourceDefinition", "set metadata.namespace", "resourceSelector"}}},
+		},
+		{
+			name: "rule 4: one scope-guess warning per kind, none when a selector pins it",
+			objs: []Object{
+				{APIVersion: "example.com/v1", Kind: "Thing", Name: "a"},
+				{APIVersion: "example.com/v1", Kind: "Thing", Name: "b"},
+				{APIVersion: "example.com/v1", Kind: "Thing", Name: "pinned", Labels: map[string]string{"tier": "edge"}},
+				{APIVersion: "example.com/v2", Kind: "Other", Name: "c"},
+			},
+			want: []want{{"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"edge", Selected}, {"c00,c01,edge", Broadcast}},
+			problems: []wantProblem{
+				{obj: 0, sev: Warning, field: "metadata.namespace", text: []string{"Thing a (and 1 more Thing)"}},
+				{obj: 3, sev: Warning, field: "metadata.namespace", text: []string{"Other c", "example.com/v2 Other"}},
+			},
+		},
+		{
+			name: "rule 4: a version 1.34 does not serve has its kind's scope, with a warning naming the served version",
+			objs: []Object{
+				ns("team-b", shard("01")),
+				// namespaced in every version: without metadata.namespace it is no broadcast
+				{APIVersion: "batch/v1beta1", Kind: "CronJob", Name: "no-namespace"},
+				{APIVersion: "batch/v1beta1", Kind: "CronJob", Namespace: "team-b", Name: "nightly"},
+				{APIVersion: "policy/v1beta1", Kind: "PodSecurityPolicy", Name: "restricted"},
+				{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "team-b", Name: "web"},
+				{APIVersion: "flowcontrol.apiserver.k8s.io/v1beta2", Kind: "FlowSchema", Name: "fs"},
+			},
+			want: []want{{"c01", Selected}, {"", Failed}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c01", Selected}, {"c00,c01,edge", Broadcast}},
+			problems: []wantProblem{
+				{obj: 1, sev: Warning, field: "apiVersion", text: []string{"CronJob no-namespace", "does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
+				{obj: 2, sev: Warning, field: "apiVersion", text: []string{"CronJob team-b/nightly", "batch/v1"}},
+				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"PodSecurityPolicy restricted", "no version of PodSecurityPolicy"}},
+				{obj: 4, sev: Warning, field: "apiVersion", text: []string{"Ingress team-b/web", "write apiVersion: networking.k8s.io/v1"}},
+				{obj: 5, sev: Warning, field: "apiVersion", text: []string{"flowcontrol.apiserver.k8s.io/v1"}},
+				{obj: 1, sev: Error, field: "metadata.namespace", text: []string{"CronJob no-namespace", "namespaced but has no metadata.namespace"}},
+			},
 		},
 		{
 			name: "rule 4: the built-in table wins over metadata.namespace and over CRDs",
@@ -272,6 +311,36 @@ func TestRoute(t *testing.T) {
 				{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team-b", Name: "web"},
 			},
 			want: []want{{"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"c01", Selected}},
+		},
+
+		// Identity: one stored object, lists.
+		{
+			name: "one stored object reached through two API groups is a duplicate",
+			objs: []Object{
+				{APIVersion: "v1", Kind: "Event", Namespace: "team-x", Name: "e", Labels: map[string]string{"tier": "edge"}},
+				{APIVersion: "events.k8s.io/v1", Kind: "Event", Namespace: "team-x", Name: "e", Labels: map[string]string{"tier": "edge"}},
+				{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team-x", Name: "web", Labels: map[string]string{"tier": "edge"}},
+				{APIVersion: "extensions/v1beta1", Kind: "Deployment", Namespace: "team-x", Name: "web", Labels: map[string]string{"tier": "edge"}},
+				{APIVersion: "events.k8s.io/v1", Kind: "Event", Namespace: "team-y", Name: "e", Labels: map[string]string{"tier": "edge"}},
+			},
+			want: []want{{"edge", Selected}, {"", Failed}, {"edge", Selected}, {"", Failed}, {"edge", Selected}},
+			problems: []wantProblem{
+				{obj: 1, sev: Error, field: "apiVersion", text: []string{"events.k8s.io/v1 Event team-x/e and v1 Event team-x/e (item 0) are one object", "/events"}},
+				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"apps/v1"}},
+				{obj: 3, sev: Error, field: "apiVersion", text: []string{"extensions/v1beta1 Deployment team-x/web and apps/v1 Deployment team-x/web (item 2)", "apps/deployments"}},
+			},
+		},
+		{
+			name: "a List is refused as a list, not as a nameless resource",
+			objs: []Object{
+				{APIVersion: "v1", Kind: "List", List: true},
+				{APIVersion: "v1", Kind: "ConfigMapList", List: true},
+			},
+			want: []want{{"", Failed}, {"", Failed}},
+			problems: []wantProblem{
+				{obj: 0, sev: Error, field: "kind", text: []string{"v1 List is a list of resources", "kpt does not unwrap Lists (kubectl does)", "resource of its own"}},
+				{obj: 1, sev: Error, field: "kind", text: []string{"v1 ConfigMapList"}},
+			},
 		},
 
 		// Rule 5: sticky, then defaultContext, then an error.
@@ -299,7 +368,7 @@ func TestRoute(t *testing.T) {
 			problems: []wantProblem{
 				// Namespaces are decided first.
 				{obj: 1, sev: Error, field: "metadata.labels", text: []string{"Namespace team-x", "no context"}},
-				{obj: 0, sev: Error, field: "metadata.labels", text: []string{"ConfigMap elsewhere/lost", "no context"}},
+				{obj: 0, sev: Error, field: "metadata.namespace", text: []string{"ConfigMap elsewhere/lost", "no context", `Namespace "elsewhere" is not in the package`}},
 			},
 		},
 		{

@@ -71,7 +71,9 @@ func (in *Input) Node(i int) (*yaml.RNode, error) {
 		}
 		return yaml.NewRNode(n), nil
 	}
-	return in.nodes[i].Copy(), nil
+	// Annotating a copy must never change the original nor another copy
+	// (a resource of several contexts), even when it has anchors.
+	return yaml.NewRNode(function.CopyNode(in.nodes[i].Document())), nil
 }
 
 // Nodes returns a copy of every resource.
@@ -99,15 +101,18 @@ type read struct {
 // readNode takes what split needs from a resource node. With pack, the
 // node is kept packed when function.Pack can keep it.
 func readNode(n *yaml.RNode, pack bool) read {
-	r := read{item: function.ItemOf(n), loc: locate(n), node: n}
+	r := read{loc: locate(n), node: n}
 	r.keep = isKptfile(n) || isShardConfig(n)
 	if pack {
 		// The document node, when the reader kept one, holds the comments
 		// above the resource.
 		if p, ok := function.Pack(n.Document()); ok {
+			r.item = function.ItemOf(n) // no anchors
 			r.packed, r.node = p, nil
+			return r
 		}
 	}
+	r.item = function.ItemOfShared(n)
 	return r
 }
 
@@ -326,10 +331,24 @@ func readList(data []byte) (*Input, error) {
 // readStreamReference reads a ResourceList or YAML stream whole with
 // kyaml's ByteReader: the reference that ReadStream must match.
 func readStreamReference(r io.Reader) (*Input, error) {
-	rr := &kio.ByteReader{Reader: r, PreserveSeqIndent: true, WrapBareSeqNode: true}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("reading stdin: %w", err)
+	}
+	rr := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true}
 	nodes, err := rr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
+	}
+	if rr.WrappingKind == "List" {
+		// kyaml unwraps a lone kind: List; kpt does not (neither in
+		// function mode nor from a package), so it stays one resource
+		// here too, which routing refuses as a List: one answer for one
+		// input, whichever way split reads it.
+		rr = &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true, DisableUnwrapping: true}
+		if nodes, err = rr.Read(); err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", err)
+		}
 	}
 	var fc *yaml.RNode
 	if rr.FunctionConfig != nil && !rr.FunctionConfig.IsNilOrEmpty() {
