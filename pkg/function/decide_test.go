@@ -213,7 +213,7 @@ data:
 - {apiVersion: v1, kind: ConfigMap, metadata: {name: x, namespace: a}}
 `,
 			// x has no shard label, so '!shard' selects it for "unlabelled",
-			// where its Namespace does not go (rule 3).
+			// where its Namespace does not go (the namespaceConsistency check).
 			want:    []string{"-", "-", "-", "-", "-"},
 			wantErr: true,
 			results: []wantResult{{severity: framework.Error, resource: "ConfigMap a/x", field: "metadata.labels",

@@ -64,12 +64,13 @@ func newPlacer(spec *v1alpha1.ShardConfigSpec) (*placer, error) {
 //  3. else Rendezvous chooses among the contexts of weight > 0.
 //
 // In 2 and 3 an annotation naming an undeclared context (a removed one) is
-// a move, refused unless allowMoves.
+// a move, which the moves check refuses unless allowMoves; the
+// placementLabel check then sets the label.
 func (r *Router) place(p *Plan, i int, o *Object) Decision {
 	pl := r.placement
 	if o.HasPrevious {
 		if ctx, ok := r.declared(o.Previous); ok {
-			return pl.withLabel(p, i, o, Decision{Reason: Sticky, Contexts: ctx}, false)
+			return Decision{Reason: Sticky, Contexts: ctx}
 		}
 	}
 	c := -1
@@ -90,12 +91,7 @@ func (r *Router) place(p *Plan, i int, o *Object) Decision {
 			return Decision{Reason: Failed}
 		}
 	}
-	d := r.withMoves(p, i, o, Decision{Reason: Placed, Contexts: []int{c}})
-	if !d.Routed() {
-		return d
-	}
-	// On an allowed move the label still names the old context: replace it.
-	return pl.withLabel(p, i, o, d, o.HasPrevious)
+	return Decision{Reason: Placed, Contexts: []int{c}}
 }
 
 // declared maps context names to sorted indexes, if all are declared.

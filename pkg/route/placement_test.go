@@ -360,6 +360,7 @@ func labelConfig(mut func(*v1alpha1.ShardConfigSpec)) *v1alpha1.ShardConfig {
 	})
 }
 
+// TestRoutePlacementLabel is the section of the placementLabel check.
 func TestRoutePlacementLabel(t *testing.T) {
 	const key = "example.com/shard"
 	// shard-01 selects its own label value, as a user migrating from

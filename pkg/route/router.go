@@ -12,32 +12,6 @@ import (
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
-// Reason says which rule placed a resource.
-type Reason int
-
-const (
-	// NotRouted: local config, the Kptfile, the function config or the inventory.
-	NotRouted Reason = iota
-	// Selected: a resourceSelector or namespaceSelector matched.
-	Selected
-	// FollowsNamespace: no selector matched; the resource goes where its Namespace goes.
-	FollowsNamespace
-	// Broadcast: a cluster-scoped resource no selector matched goes everywhere.
-	Broadcast
-	// Sticky: nothing decided, so the resource keeps its context annotation.
-	Sticky
-	// Default: nothing decided and no annotation, so defaultContext.
-	Default
-	// Failed: an error result explains why the resource could not be routed.
-	Failed
-	// Placed: a new Namespace no selector matched, placed by spec.placement.
-	Placed
-)
-
-var reasonNames = [...]string{"not routed", "selected", "follows its namespace", "broadcast", "sticky", "default context", "failed", "placed"}
-
-func (r Reason) String() string { return reasonNames[r] }
-
 // Decision is the placement of one object.
 type Decision struct {
 	Reason Reason
@@ -172,18 +146,6 @@ func (r *Router) NamesOf(idx []int) []string {
 	return out
 }
 
-// skipped reports rule 1: objects that are never routed nor changed.
-func (r *Router) skipped(o *Object) bool {
-	if o.LocalConfig || kptInternal(o) {
-		return true
-	}
-	if o.APIVersion == v1alpha1.APIVersion && o.Kind == v1alpha1.Kind {
-		return true
-	}
-	c := r.config
-	return c.Kind != "" && o.APIVersion == c.APIVersion && o.Kind == c.Kind && o.Name == c.Name && o.Namespace == c.Namespace
-}
-
 // objKey identifies a stored object: by group and kind, or for built-in
 // kinds by storage group and resource, so that one object served by two
 // groups is one key. The two cannot collide: custom resources cannot use
@@ -191,16 +153,11 @@ func (r *Router) skipped(o *Object) bool {
 // approval), nor the empty core group.
 type objKey struct{ group, kind, namespace, name string }
 
-// nsState caches what routing knows of one Namespace of the package.
-type nsState struct {
-	object   int   // index of the Namespace object
-	contexts []int // its decision; nil when it failed
-	byNsSel  []int // contexts whose namespaceSelector matches its labels
-	refused  []int // where a refused move would have taken it
-}
-
 // Route decides every object. Decisions are index-aligned with objs; every
-// error and warning is collected, never just the first.
+// error and warning is collected, never just the first. Pass 1 admits the
+// objects (identity, duplicates, CRD scopes); then every admitted object
+// goes through the rules (rules.go), Namespaces first since their resources
+// follow them.
 func (r *Router) Route(objs []Object) *Plan {
 	p := &Plan{Decisions: make([]Decision, len(objs))}
 	crdScope := map[[2]string]string{}
@@ -209,13 +166,13 @@ func (r *Router) Route(objs []Object) *Plan {
 	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
 	guessed := map[[2]string]*guess{}       // custom kinds broadcast on a guessed scope
 	var guessOrder [][2]string
-	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for pass 3
+	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for the rules
 
-	// Pass 1: check identities, collect CRD scopes and Namespaces.
+	// Pass 1: check identities, collect CRD scopes and Namespaces. Objects
+	// that are never routed are left to the first rule.
 	for i := range objs {
 		o := &objs[i]
 		if r.skipped(o) {
-			p.Decisions[i].Reason = NotRouted
 			continue
 		}
 		if !r.checkIdentity(p, i, o) {
@@ -261,12 +218,11 @@ func (r *Router) Route(objs []Object) *Plan {
 		}
 	}
 
-	// Pass 2: Namespaces first, since their resources follow them.
+	// Pass 2: Namespaces, matched by both selectors against their own labels.
 	for _, ns := range nsOrder {
 		o := &objs[ns.object]
 		ns.byNsSel = r.nsIndex.match(o.Labels)
-		matched := union(r.resIndex.match(o.Labels), ns.byNsSel)
-		d := r.decide(p, ns.object, o, matched, nil)
+		d := r.route(p, &subject{i: ns.object, o: o, nsSel: ns.byNsSel})
 		p.Decisions[ns.object] = d
 		if d.Routed() {
 			ns.contexts = d.Contexts
@@ -277,64 +233,27 @@ func (r *Router) Route(objs []Object) *Plan {
 	// Pass 3: everything else.
 	for i := range objs {
 		o := &objs[i]
-		if p.Decisions[i].Reason != NotRouted || r.skipped(o) || isNamespace(o) {
-			continue
+		if p.Decisions[i].Reason != NotRouted || isNamespace(o) {
+			continue // failed in pass 1, or a Namespace of pass 2
 		}
-		namespaced, known := r.namespaced(o, scope[i], crdScope)
-		if !namespaced {
-			matched := r.resIndex.match(o.Labels)
-			if len(matched) == 0 {
-				matched = all(len(r.names))
-				p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Broadcast, Contexts: matched})
-				if !known && p.Decisions[i].Routed() {
-					gk := [2]string{o.Group(), o.Kind}
-					if g := guessed[gk]; g != nil {
-						g.more++
-					} else {
-						guessed[gk] = &guess{first: i}
-						guessOrder = append(guessOrder, gk)
-					}
-				}
-				continue
+		s := subject{i: i, o: o}
+		s.namespaced, s.known = r.namespaced(o, scope[i], crdScope)
+		if s.namespaced {
+			// Without metadata.namespace there is no Namespace to follow,
+			// but selectors, sticky and defaultContext still apply.
+			if s.ns = namespaces[o.Namespace]; s.ns != nil {
+				s.nsSel = s.ns.byNsSel
 			}
-			p.Decisions[i] = r.withMoves(p, i, o, Decision{Reason: Selected, Contexts: matched})
-			continue
 		}
-		// Without metadata.namespace there is no Namespace to follow, but
-		// rules 2 and 5 (resourceSelector, sticky, defaultContext) still apply.
-		ns := namespaces[o.Namespace]
-		if ns != nil && ns.contexts == nil {
-			// The Namespace failed; its error explains this object too. When
-			// its move was refused, each of its objects that would move too
-			// is reported: every refused move is, not just the first.
-			if ns.refused != nil {
-				// Refused records where it would have gone, as for the
-				// Namespace, so that a preview can show the whole move.
-				d := r.decide(p, i, o, union(r.resIndex.match(o.Labels), ns.byNsSel), ns.refused)
-				if d.Routed() {
-					d.Refused = d.Contexts
-				}
-				p.Decisions[i] = Decision{Reason: Failed, Refused: d.Refused}
-				continue
-			}
-			p.Decisions[i] = Decision{Reason: Failed}
-			continue
-		}
-		var byNs []int
-		if ns != nil {
-			byNs = ns.byNsSel
-		}
-		matched := union(r.resIndex.match(o.Labels), byNs)
-		var nsContexts []int
-		if ns != nil {
-			nsContexts = ns.contexts
-		}
-		p.Decisions[i] = r.decide(p, i, o, matched, nsContexts)
-		if d := p.Decisions[i]; d.Routed() && ns != nil {
-			if extra := minus(d.Contexts, ns.contexts); len(extra) > 0 {
-				p.errorf(i, "metadata.labels", "%s would go to %s, but its Namespace %q goes only to %s: a namespaced resource cannot live in a cluster without its Namespace",
-					describe(o), quoteList(r.NamesOf(extra)), o.Namespace, quoteList(r.NamesOf(ns.contexts)))
-				p.Decisions[i] = Decision{Reason: Failed}
+		d := r.route(p, &s)
+		p.Decisions[i] = d
+		if d.Reason == Broadcast && !s.known {
+			gk := [2]string{o.Group(), o.Kind}
+			if g := guessed[gk]; g != nil {
+				g.more++
+			} else {
+				guessed[gk] = &guess{first: i}
+				guessOrder = append(guessOrder, gk)
 			}
 		}
 	}
@@ -379,81 +298,6 @@ func (r *Router) warnVersion(p *Plan, i int, o *Object, k kinds.Resolved) {
 	p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: "apiVersion", Message: msg})
 }
 
-// decide applies rules 2, 3 and 5 to one object: selectors, then its
-// Namespace (nsContexts, nil when not in the package), then sticky
-// placement, then defaultContext.
-func (r *Router) decide(p *Plan, i int, o *Object, matched, nsContexts []int) Decision {
-	switch {
-	case len(matched) > 0:
-		return r.withMoves(p, i, o, Decision{Reason: Selected, Contexts: matched})
-	case nsContexts != nil:
-		return r.withMoves(p, i, o, Decision{Reason: FollowsNamespace, Contexts: nsContexts})
-	case r.placement != nil && isNamespace(o):
-		return r.place(p, i, o)
-	case o.HasPrevious:
-		var ctx []int
-		for _, name := range o.Previous {
-			c, ok := r.index[name]
-			if !ok {
-				p.errorf(i, "metadata.annotations["+v1alpha1.ContextAnnotation+"]",
-					"%s is pinned to context %q, which the config does not declare (contexts: %s)", describe(o), name, quoteList(r.names))
-				return Decision{Reason: Failed}
-			}
-			ctx = append(ctx, c)
-		}
-		slices.Sort(ctx)
-		return Decision{Reason: Sticky, Contexts: slices.Compact(ctx)}
-	case r.defaultCtx >= 0:
-		return Decision{Reason: Default, Contexts: []int{r.defaultCtx}}
-	}
-	what, fieldPath := "no resourceSelector matches its labels", "metadata.labels"
-	switch {
-	case o.Kind == "Namespace":
-		what = "no selector matches its labels"
-	case o.Namespace == "":
-		what += ", it is namespaced but has no metadata.namespace (so no Namespace to follow)"
-		fieldPath = "metadata.namespace"
-	default:
-		what += fmt.Sprintf(", its Namespace %q is not in the package", o.Namespace)
-		fieldPath = "metadata.namespace" // the Namespace it names would decide
-	}
-	p.errorf(i, fieldPath, "%s has no context: %s, it carries no %s annotation, and the config has no defaultContext",
-		describe(o), what, v1alpha1.ContextAnnotation)
-	return Decision{Reason: Failed}
-}
-
-// withMoves applies rule 6: dropping a context the resource already carries
-// would make kpt live apply prune it from that cluster.
-func (r *Router) withMoves(p *Plan, i int, o *Object, d Decision) Decision {
-	if !o.HasPrevious {
-		return d
-	}
-	var dropped []string
-	for _, name := range o.Previous {
-		if c, ok := r.index[name]; !ok || !slices.Contains(d.Contexts, c) {
-			if !slices.Contains(dropped, name) {
-				dropped = append(dropped, name)
-			}
-		}
-	}
-	if len(dropped) == 0 {
-		return d
-	}
-	newNames := strings.Join(r.NamesOf(d.Contexts), ",")
-	old := strings.Join(o.Previous, ",")
-	field := "metadata.annotations[" + v1alpha1.ContextAnnotation + "]"
-	if r.allowMoves {
-		p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: field,
-			Message: fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
-				describe(o), old, newNames, strings.Join(dropped, ","))})
-		d.Dropped = dropped
-		return d
-	}
-	p.errorf(i, field, "%s would move from %q to %q: kpt live apply --context %s would delete it there; set spec.allowMoves: true to move it on purpose",
-		describe(o), old, newNames, strings.Join(dropped, ","))
-	return Decision{Reason: Failed, Refused: d.Contexts}
-}
-
 func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
 	if o.List {
 		p.errorf(i, "kind", "item %s %s%s is a list of resources, not a resource: kpt does not unwrap Lists (kubectl does), so kpt live apply would send it whole and fail, and shard-router cannot route its items one by one; "+
@@ -474,20 +318,6 @@ func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
 		ok = false
 	}
 	return ok
-}
-
-// namespaced applies rule 4's order: the built-in table (by group and kind,
-// whatever the version, as the datastore lookup does), then the package's
-// CRDs, then whether metadata.namespace is set. known is false when the
-// scope is that last guess.
-func (r *Router) namespaced(o *Object, builtin builtinScope, crdScope map[[2]string]string) (namespaced, known bool) {
-	if builtin != notBuiltin {
-		return builtin == namespacedScope, true
-	}
-	if scope, ok := crdScope[[2]string{o.Group(), o.Kind}]; ok {
-		return scope != "Cluster", true
-	}
-	return o.Namespace != "", o.Namespace != ""
 }
 
 func nameSuffix(o *Object) string {

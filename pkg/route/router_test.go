@@ -80,9 +80,9 @@ func TestRoute(t *testing.T) {
 		want     []want
 		problems []wantProblem
 	}{
-		// Rule 1: never routed, never changed.
+		// Rule neverRouted: never routed, never changed.
 		{
-			name: "rule 1: local config, Kptfile, ShardConfig and inventory are not routed",
+			name: "neverRouted: local config, Kptfile, ShardConfig and inventory are not routed",
 			objs: []Object{
 				{APIVersion: "v1", Kind: "ConfigMap", Namespace: "team-a", Name: "setters", LocalConfig: true, Labels: map[string]string{"tier": "edge"}},
 				{APIVersion: "kpt.dev/v1", Kind: "Kptfile", Name: "pkg", Labels: map[string]string{"tier": "edge"}},
@@ -94,7 +94,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"", NotRouted}, {"", NotRouted}, {"", NotRouted}, {"", NotRouted}, {"", NotRouted}},
 		},
 		{
-			name:   "rule 1: the function config's own copy is not routed, another object of its kind is",
+			name:   "neverRouted: the function config's own copy is not routed, another object of its kind is",
 			config: &Ref{APIVersion: "v1", Kind: "ConfigMap", Name: "function-input"},
 			objs: []Object{
 				cm("", "function-input", nil),
@@ -103,16 +103,16 @@ func TestRoute(t *testing.T) {
 			want: []want{{"", NotRouted}, {"edge", Selected}},
 		},
 		{
-			name: "rule 1: an object named Kptfile outside kpt.dev is routed",
+			name: "neverRouted: an object named Kptfile outside kpt.dev is routed",
 			objs: []Object{{APIVersion: "example.com/v1", Kind: "Kptfile", Name: "pkg"}},
 			want: []want{{"c00,c01,edge", Broadcast}},
 			problems: []wantProblem{{obj: 0, sev: Warning, field: "metadata.namespace",
 				text: []string{"Kptfile pkg", "a guess", "CustomResourceDefinition"}}},
 		},
 
-		// Rule 2: selectors.
+		// Rule selected: the selectors.
 		{
-			name: "rule 2: a Namespace is matched by both selectors against its own labels",
+			name: "selected: a Namespace is matched by both selectors against its own labels",
 			objs: []Object{
 				ns("team-a", shard("00")),
 				ns("team-b", map[string]string{"shard": "01", "tier": "edge"}),
@@ -121,7 +121,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c00", Selected}, {"c01,edge", Selected}, {"edge", Selected}},
 		},
 		{
-			name: "rule 2: resources are matched by their Namespace's labels and their own",
+			name: "selected: resources are matched by their Namespace's labels and their own",
 			objs: []Object{
 				ns("team-a", map[string]string{"shard": "00", "tier": "edge"}),
 				cm("team-a", "plain", nil),
@@ -131,7 +131,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c00,edge", Selected}, {"c00", Selected}, {"c00,edge", Selected}, {"c00", Selected}},
 		},
 		{
-			name: "rule 2: without its Namespace in the package, no namespaceSelector matches",
+			name: "selected: without its Namespace in the package, no namespaceSelector matches",
 			spec: func(s *v1alpha1.ShardConfigSpec) {
 				s.Contexts[0].NamespaceSelector = &metav1.LabelSelector{} // {} would match any Namespace
 			},
@@ -144,7 +144,7 @@ func TestRoute(t *testing.T) {
 				text: []string{"ConfigMap elsewhere/lost", `Namespace "elsewhere" is not in the package`, "defaultContext"}}},
 		},
 		{
-			name: "rule 2: an absent selector matches nothing, {} matches everything",
+			name: "selected: an absent selector matches nothing, {} matches everything",
 			spec: func(s *v1alpha1.ShardConfigSpec) {
 				s.Contexts = []v1alpha1.Context{
 					{Name: "none"},
@@ -161,7 +161,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"all-ns,all-res", Selected}, {"all-ns,all-res", Selected}, {"all-res", Selected}, {"all-res", Selected}},
 		},
 		{
-			name: "rule 2: matchExpressions",
+			name: "selected: matchExpressions",
 			spec: func(s *v1alpha1.ShardConfigSpec) {
 				s.Contexts = []v1alpha1.Context{
 					{Name: "low", NamespaceSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
@@ -190,9 +190,10 @@ func TestRoute(t *testing.T) {
 			want: []want{{"edge,c00", Selected}, {"edge,c00", Selected}, {"edge,c00", Sticky}, {"edge,c01,c00", Broadcast}},
 		},
 
-		// Rule 3: follow the Namespace, and never go where it does not.
+		// Rules followsNamespace and namespaceFailed, and the namespaceConsistency
+		// check: follow the Namespace, and never go where it does not.
 		{
-			name: "rule 3: unmatched resources follow their Namespace however it was placed",
+			name: "followsNamespace: unmatched resources follow their Namespace however it was placed",
 			spec: func(s *v1alpha1.ShardConfigSpec) { s.DefaultContext = "c01" },
 			objs: []Object{
 				ns("team-e", map[string]string{"tier": "edge"}), // by resourceSelector only
@@ -209,7 +210,7 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
-			name: "rule 3: a resource selected to a context its Namespace does not go to is an error naming both",
+			name: "namespaceConsistency: a resource selected to a context its Namespace does not go to is an error naming both",
 			objs: []Object{
 				ns("team-a", shard("00")),
 				cm("team-a", "edgy", map[string]string{"tier": "edge"}),
@@ -220,15 +221,15 @@ func TestRoute(t *testing.T) {
 				text: []string{"ConfigMap team-a/edgy", `would go to "edge"`, `Namespace "team-a" goes only to "c00"`}}},
 		},
 		{
-			name:     "rule 3: resources of a Namespace that failed fail with it, reported once",
+			name:     "namespaceFailed: resources of a Namespace that failed fail with it, reported once",
 			objs:     []Object{ns("team-x", nil), cm("team-x", "a", nil), cm("team-x", "b", nil)},
 			want:     []want{{"", Failed}, {"", Failed}, {"", Failed}},
 			problems: []wantProblem{{obj: 0, sev: Error, field: "metadata.labels", text: []string{"Namespace team-x"}}},
 		},
 
-		// Rule 4: cluster-scoped resources and scope.
+		// Rule broadcast: cluster-scoped resources, and scope.
 		{
-			name: "rule 4: unmatched cluster-scoped resources go to every context",
+			name: "broadcast: unmatched cluster-scoped resources go to every context",
 			objs: []Object{
 				clusterRole("reader", nil),
 				crd("example.com", "Widget", "Namespaced"),
@@ -238,7 +239,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"edge", Selected}},
 		},
 		{
-			name: "rule 4: scope of custom resources from the package's CRDs",
+			name: "broadcast: scope of custom resources from the package's CRDs",
 			objs: []Object{
 				ns("team-a", shard("00")),
 				crd("example.com", "Widget", "Namespaced"),
@@ -255,7 +256,7 @@ func TestRoute(t *testing.T) {
 				text: []string{"Widget no-namespace", "metadata.namespace"}}},
 		},
 		{
-			name: "rule 4: without a CRD, scope comes from metadata.namespace",
+			name: "broadcast: without a CRD, scope comes from metadata.namespace",
 			objs: []Object{
 				ns("team-b", shard("01")),
 				{APIVersion: "example.com/v1", Kind: "Thing", Namespace: "team-b", Name: "namespaced"},
@@ -266,7 +267,7 @@ func TestRoute(t *testing.T) {
 				text: []string{"Thing cluster-scoped", "example.com/v1 Thing", "a guess", "add the kind's CustomResourceDefinition", "set metadata.namespace", "resourceSelector"}}},
 		},
 		{
-			name: "rule 4: one scope-guess warning per kind, none when a selector pins it",
+			name: "broadcast: one scope-guess warning per kind, none when a selector pins it",
 			objs: []Object{
 				{APIVersion: "example.com/v1", Kind: "Thing", Name: "a"},
 				{APIVersion: "example.com/v1", Kind: "Thing", Name: "b"},
@@ -280,7 +281,7 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
-			name: "rule 4: a version 1.34 does not serve has its kind's scope, with a warning naming the served version",
+			name: "broadcast: a version 1.34 does not serve has its kind's scope, with a warning naming the served version",
 			objs: []Object{
 				ns("team-b", shard("01")),
 				// namespaced in every version: without metadata.namespace it is no broadcast
@@ -301,7 +302,7 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
-			name: "rule 4: the built-in table wins over metadata.namespace and over CRDs",
+			name: "broadcast: the built-in table wins over metadata.namespace and over CRDs",
 			objs: []Object{
 				ns("team-b", shard("01")),
 				// ClusterRole is cluster-scoped: a stray namespace does not make it follow team-b
@@ -313,7 +314,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"c01", Selected}},
 		},
 
-		// Identity: one stored object, lists.
+		// Admission (pass 1): one stored object, lists.
 		{
 			name: "one stored object reached through two API groups is a duplicate",
 			objs: []Object{
@@ -343,9 +344,9 @@ func TestRoute(t *testing.T) {
 			},
 		},
 
-		// Rule 5: sticky, then defaultContext, then an error.
+		// Rules sticky, defaultContext and noContext (placed: placement_test.go).
 		{
-			name: "rule 5: an annotation is kept when nothing decides",
+			name: "sticky: an annotation is kept when nothing decides",
 			spec: func(s *v1alpha1.ShardConfigSpec) { s.DefaultContext = "c00" },
 			objs: []Object{
 				prev(cm("elsewhere", "pinned", nil), "c01"),
@@ -355,14 +356,14 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c01", Sticky}, {"c01,edge", Sticky}, {"c00", Default}},
 		},
 		{
-			name: "rule 5: a sticky annotation must name declared contexts",
+			name: "sticky: a sticky annotation must name declared contexts",
 			objs: []Object{prev(cm("elsewhere", "pinned", nil), "c01", "c09")},
 			want: []want{{"", Failed}},
 			problems: []wantProblem{{obj: 0, sev: Error, field: ctxField,
 				text: []string{"ConfigMap elsewhere/pinned", `"c09"`}}},
 		},
 		{
-			name: "rule 5: nothing decides: an error naming the resource",
+			name: "noContext: nothing decides: an error naming the resource",
 			objs: []Object{cm("elsewhere", "lost", nil), ns("team-x", nil)},
 			want: []want{{"", Failed}, {"", Failed}},
 			problems: []wantProblem{
@@ -372,7 +373,7 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
-			name: "rule 5: a namespaced resource without metadata.namespace",
+			name: "noContext: a namespaced resource without metadata.namespace",
 			objs: []Object{
 				cm("", "edgy", map[string]string{"tier": "edge"}),
 				prev(cm("", "pinned", nil), "c01"),
@@ -383,15 +384,15 @@ func TestRoute(t *testing.T) {
 				text: []string{"ConfigMap lost", "metadata.namespace"}}},
 		},
 		{
-			name: "rule 5: defaultContext places a namespace-less namespaced resource",
+			name: "defaultContext: defaultContext places a namespace-less namespaced resource",
 			spec: func(s *v1alpha1.ShardConfigSpec) { s.DefaultContext = "c01" },
 			objs: []Object{cm("", "lost", nil)},
 			want: []want{{"c01", Default}},
 		},
 
-		// Rule 6: moves.
+		// Check moves.
 		{
-			name: "rule 6: keeping or adding contexts is not a move",
+			name: "moves: keeping or adding contexts is not a move",
 			objs: []Object{
 				prev(ns("team-a", shard("00")), "c00"),
 				prev(clusterRole("reader", nil), "c00"),
@@ -400,7 +401,7 @@ func TestRoute(t *testing.T) {
 			want: []want{{"c00", Selected}, {"c00,c01,edge", Broadcast}, {"c00", Selected}},
 		},
 		{
-			name: "rule 6: every refused move is reported, naming old and new contexts",
+			name: "moves: every refused move is reported, naming old and new contexts",
 			objs: []Object{
 				prev(ns("team-a", shard("00")), "c01"),
 				prev(clusterRole("edge-only", map[string]string{"tier": "edge"}), "c00", "c01", "edge"),
@@ -415,13 +416,13 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
-			name:     "rule 6: a context removed from the config is a move",
+			name:     "moves: a context removed from the config is a move",
 			objs:     []Object{prev(clusterRole("reader", nil), "c00", "c-old")},
 			want:     []want{{"", Failed}},
 			problems: []wantProblem{{obj: 0, sev: Error, field: ctxField, text: []string{`from "c00,c-old" to "c00,c01,edge"`, "c-old"}}},
 		},
 		{
-			name: "rule 6: allowMoves turns each move into a warning",
+			name: "moves: allowMoves turns each move into a warning",
 			spec: func(s *v1alpha1.ShardConfigSpec) { s.AllowMoves = true },
 			objs: []Object{
 				prev(ns("team-a", shard("00")), "c01"),
@@ -434,7 +435,7 @@ func TestRoute(t *testing.T) {
 			},
 		},
 
-		// Identity.
+		// Admission (pass 1): identity.
 		{
 			name:     "the same object twice is an error",
 			objs:     []Object{ns("team-a", shard("00")), ns("team-a", shard("00"))},
@@ -545,5 +546,17 @@ func TestParseContexts(t *testing.T) {
 				t.Errorf("ParseContexts(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestReasonString pins the names that outputs print: they come from the
+// line comments in reason.go, through stringer.
+func TestReasonString(t *testing.T) {
+	want := map[Reason]string{NotRouted: "not routed", Selected: "selected", FollowsNamespace: "follows its namespace",
+		Broadcast: "broadcast", Placed: "placed", Sticky: "sticky", Default: "default context", Failed: "failed"}
+	for r, s := range want {
+		if r.String() != s {
+			t.Errorf("%d.String() = %q, want %q", int(r), r.String(), s)
+		}
 	}
 }
