@@ -110,10 +110,10 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 	for _, n := range cfg.Notices {
 		fmt.Fprintf(s.Err, "shard-router: warning: %s: %s\n", n.Field, n.Message)
 	}
-	t := cfg.DataStore
-	contexts := t.Contexts()
+	t := cfg.Compiled
+	contexts := t.Names
 	if f.context != "" {
-		if t.ContextIndex(f.context) < 0 {
+		if t.Index(f.context) < 0 {
 			return unknownContext(f.context, contexts)
 		}
 		contexts = []string{f.context}
@@ -125,7 +125,7 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 	case "json":
 		values := make([]string, len(contexts))
 		for i, c := range contexts {
-			values[i] = datastore.FormatFlag(t.Entries(t.ContextIndex(c)))
+			values[i] = datastore.FormatFlag(datastore.Entries(t, t.Index(c)))
 		}
 		data, err := datastore.FormatJSON(contexts, values)
 		if err != nil {
@@ -138,7 +138,7 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 		all := make([][]datastore.KamajiOverride, len(contexts))
 		var errs []error
 		for i, c := range contexts {
-			all[i], err = t.Kamaji(t.ContextIndex(c))
+			all[i], err = datastore.Kamaji(t, t.Index(c))
 			errs = append(errs, err)
 		}
 		if err := errors.Join(errs...); err != nil {
@@ -156,11 +156,11 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 		return err
 	}
 	if f.context != "" {
-		_, err = fmt.Fprintln(s.Out, datastore.FormatFlag(t.Entries(t.ContextIndex(f.context))))
+		_, err = fmt.Fprintln(s.Out, datastore.FormatFlag(datastore.Entries(t, t.Index(f.context))))
 		return err
 	}
 	for _, c := range contexts {
-		if _, err := fmt.Fprintf(s.Out, "%s\t%s\n", c, datastore.FormatFlag(t.Entries(t.ContextIndex(c)))); err != nil {
+		if _, err := fmt.Fprintf(s.Out, "%s\t%s\n", c, datastore.FormatFlag(datastore.Entries(t, t.Index(c)))); err != nil {
 			return err
 		}
 	}
@@ -180,18 +180,18 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 	if err != nil {
 		return fmt.Errorf("reading --previous %s: %w", f.previous, err)
 	}
-	t := cfg.DataStore
+	t := cfg.Compiled
 	if prev.IsBare {
 		switch {
 		case f.context != "":
-		case len(t.Contexts()) == 1:
-			contexts = t.Contexts()
+		case len(t.Names) == 1:
+			contexts = t.Names
 		default:
 			return fmt.Errorf("--previous %s is one flag value, which names no context: say which with --context", f.previous)
 		}
 		prev.ByContext = map[string][]datastore.Entry{contexts[0]: prev.Bare}
 	}
-	allow := cfg.Spec.Spec.AllowDataStoreChanges
+	allow := t.Spec.Spec.AllowDataStoreChanges
 	reports := []v1alpha1.OverrideChange{}
 	refused := 0
 	for _, c := range contexts {
@@ -200,7 +200,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 			fmt.Fprintf(s.Err, "shard-router: context %q is not in --previous %s: nothing to compare (a new cluster has no data to lose)\n", c, f.previous)
 			continue
 		}
-		for _, ch := range datastore.Diff(c, before, t.Entries(t.ContextIndex(c))) {
+		for _, ch := range datastore.Diff(c, before, datastore.Entries(t, t.Index(c))) {
 			r := v1alpha1.OverrideChange{Context: c, Resource: ch.Resource.String(), Ephemeral: ch.Ephemeral,
 				From: v1alpha1.OverridePlacement{DataStore: ch.From.DataStore, Servers: ch.From.Servers},
 				To:   v1alpha1.OverridePlacement{DataStore: ch.To.DataStore, Servers: ch.To.Servers}}
@@ -222,7 +222,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 	}
 	var gone []string
 	for c := range prev.ByContext {
-		if t.ContextIndex(c) < 0 {
+		if t.Index(c) < 0 {
 			gone = append(gone, c)
 		}
 	}

@@ -106,8 +106,8 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	if f.context != "" && cfg.Spec.Spec.ContextIndex(f.context) < 0 {
-		return unknownContext(f.context, cfg.Spec.Spec.ContextNames())
+	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
+		return unknownContext(f.context, cfg.Compiled.Names)
 	}
 	plan, err := split.Route(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
 	if err != nil {

@@ -4,7 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 )
 
 // assignSpec: c00 declares events, leases and apps; c01 only events; c02 none.
@@ -20,6 +23,11 @@ func assignSpec(overrides ...v1alpha1.DataStoreOverride) *v1alpha1.ShardConfigSp
 		},
 		DataStoreOverrides: overrides,
 	}
+}
+
+// compileSpec compiles a spec through the one compile step, as LoadConfig does.
+func compileSpec(spec *v1alpha1.ShardConfigSpec) (*config.Config, []config.Notice, field.ErrorList) {
+	return config.Compile(&v1alpha1.ShardConfig{Spec: *spec})
 }
 
 func override(resource, dataStore string) v1alpha1.DataStoreOverride {
@@ -85,7 +93,7 @@ func TestCompileOverrides(t *testing.T) {
 			for _, r := range tc.resources {
 				overrides = append(overrides, override(r, "events"))
 			}
-			table, notices, errs := Compile(assignSpec(overrides...))
+			table, notices, errs := compileSpec(assignSpec(overrides...))
 			var noticeFields []string
 			for _, n := range notices {
 				noticeFields = append(noticeFields, n.Field)
@@ -98,7 +106,7 @@ func TestCompileOverrides(t *testing.T) {
 					t.Fatalf("Compile: %v", errs)
 				}
 				var got []string
-				for _, o := range table.Overrides() {
+				for _, o := range table.Overrides {
 					got = append(got, o.Resource.String())
 				}
 				if strings.Join(got, " ") != strings.Join(tc.want, " ") {
@@ -126,7 +134,7 @@ func TestCompileOverrides(t *testing.T) {
 }
 
 func TestCompileNormalisationNotice(t *testing.T) {
-	_, notices, errs := Compile(assignSpec(override("events.k8s.io/events", "events")))
+	_, notices, errs := compileSpec(assignSpec(override("events.k8s.io/events", "events")))
 	if len(errs) > 0 || len(notices) != 1 {
 		t.Fatalf("want one notice and no error, got %v, %v", notices, errs)
 	}
@@ -144,7 +152,7 @@ func TestAssign(t *testing.T) {
 		override("coordination.k8s.io/leases", "leases"),
 		override("apps/deployments", "apps"),
 	)
-	table, _, errs := Compile(spec)
+	table, _, errs := compileSpec(spec)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -178,7 +186,7 @@ func TestAssign(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(spec.Contexts[tc.ctx].Name+" "+tc.apiVersion+" "+tc.kind, func(t *testing.T) {
-			if got := table.Assign(tc.ctx, tc.apiVersion, tc.kind); got != tc.want {
+			if got := Assign(table, tc.ctx, tc.apiVersion, tc.kind); got != tc.want {
 				t.Errorf("Assign = %q, want %q", got, tc.want)
 			}
 		})
@@ -186,12 +194,12 @@ func TestAssign(t *testing.T) {
 }
 
 func TestAssignWithoutOverrides(t *testing.T) {
-	table, _, errs := Compile(assignSpec())
+	table, _, errs := compileSpec(assignSpec())
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
 	for ctx := range 3 {
-		if got := table.Assign(ctx, "v1", "Event"); got != "default" {
+		if got := Assign(table, ctx, "v1", "Event"); got != "default" {
 			t.Errorf("context %d: Assign = %q, want \"default\"", ctx, got)
 		}
 	}
@@ -202,7 +210,7 @@ func TestEphemeral(t *testing.T) {
 		v1alpha1.DataStoreOverride{Resource: "/events", DataStore: "events", Ephemeral: true},
 		override("coordination.k8s.io/leases", "leases"),
 	)
-	table, _, errs := Compile(spec)
+	table, _, errs := compileSpec(spec)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -216,7 +224,7 @@ func TestEphemeral(t *testing.T) {
 		{"v1", "Pod", false},
 	}
 	for _, tc := range cases {
-		if got := table.Ephemeral(tc.apiVersion, tc.kind); got != tc.want {
+		if got := Ephemeral(table, tc.apiVersion, tc.kind); got != tc.want {
 			t.Errorf("Ephemeral(%s, %s) = %v, want %v", tc.apiVersion, tc.kind, got, tc.want)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -25,19 +26,13 @@ type Entry struct {
 	Ephemeral bool
 }
 
-// Contexts returns the context names in config order.
-func (t *Table) Contexts() []string { return t.names }
-
-// ContextIndex returns the position of the named context, or -1.
-func (t *Table) ContextIndex(name string) int { return slices.Index(t.names, name) }
-
 // Entries returns the overrides that apply in context ctx, in
 // dataStoreOverrides order: those whose datastore the context declares.
 // Others leave the resource in the main etcd, as Assign does.
-func (t *Table) Entries(ctx int) []Entry {
+func Entries(c *config.Config, ctx int) []Entry {
 	var out []Entry
-	for _, o := range t.overrides {
-		ds, ok := t.stores[ctx][o.DataStore]
+	for _, o := range c.Overrides {
+		ds, ok := c.DataStore(ctx, o.DataStore)
 		if !ok {
 			continue
 		}
@@ -187,17 +182,13 @@ func ParsePrevious(data []byte) (*Previous, error) {
 }
 
 func previousFromConfig(node *yaml.RNode) (*Previous, error) {
-	cfg, errs := v1alpha1.Load(node)
-	if len(errs) > 0 {
-		return nil, errs.ToAggregate()
-	}
-	t, _, errs := Compile(&cfg.Spec)
+	c, _, errs := config.Load(node)
 	if len(errs) > 0 {
 		return nil, errs.ToAggregate()
 	}
 	prev := &Previous{ByContext: map[string][]Entry{}, FromConfig: true}
-	for i, name := range t.names {
-		prev.ByContext[name] = t.Entries(i)
+	for i, name := range c.Names {
+		prev.ByContext[name] = Entries(c, i)
 	}
 	return prev, nil
 }

@@ -13,6 +13,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -45,7 +46,7 @@ spec:
     dataStore: events
 `
 
-func compile(t *testing.T, text string) *Table {
+func compile(t *testing.T, text string) *config.Config {
 	t.Helper()
 	var cfg v1alpha1.ShardConfig
 	if err := sigsyaml.UnmarshalStrict([]byte(text), &cfg); err != nil {
@@ -54,7 +55,7 @@ func compile(t *testing.T, text string) *Table {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	table, _, errs := Compile(&cfg.Spec)
+	table, _, errs := config.Compile(&cfg)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -70,8 +71,8 @@ func TestFormatFlag(t *testing.T) {
 		"ctx-b": "coordination.k8s.io/leases#https://10.0.0.7:2379",
 		"ctx-c": "",
 	}
-	for i, ctx := range table.Contexts() {
-		if got := FormatFlag(table.Entries(i)); got != want[ctx] {
+	for i, ctx := range table.Names {
+		if got := FormatFlag(Entries(table, i)); got != want[ctx] {
 			t.Errorf("%s: got %q, want %q", ctx, got, want[ctx])
 		}
 	}
@@ -83,9 +84,9 @@ func TestFormatFlag(t *testing.T) {
 // compares the result with the config.
 func TestFlagParsedByKubeAPIServer(t *testing.T) {
 	table := compile(t, testConfig)
-	for i, ctx := range table.Contexts() {
+	for i, ctx := range table.Names {
 		t.Run(ctx, func(t *testing.T) {
-			value := FormatFlag(table.Entries(i))
+			value := FormatFlag(Entries(table, i))
 			opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
 			fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 			opts.AddFlags(fs)
@@ -97,7 +98,7 @@ func TestFlagParsedByKubeAPIServer(t *testing.T) {
 				t.Fatalf("ParseEtcdServersOverrides(%q): %v", value, err)
 			}
 			var want []options.EtcdServerOverride
-			for _, e := range table.Entries(i) {
+			for _, e := range Entries(table, i) {
 				want = append(want, options.EtcdServerOverride{
 					GroupResource: schema.GroupResource{Group: e.Resource.Group, Resource: e.Resource.Resource},
 					Servers:       e.Servers})

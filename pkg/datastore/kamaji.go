@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/pkg/config"
 )
 
 // KamajiOverride is one entry of a Kamaji TenantControlPlane's
@@ -26,13 +28,13 @@ type KamajiOverride struct {
 // a query or user information, has no Kamaji form: the flag Kamaji would
 // build would differ from `overrides -o flag`. Kamaji then returns an error
 // naming each such endpoint, and no overrides.
-func (t *Table) Kamaji(ctx int) ([]KamajiOverride, error) {
+func Kamaji(c *config.Config, ctx int) ([]KamajiOverride, error) {
 	var errs []error
-	for _, e := range t.Entries(ctx) {
+	for _, e := range Entries(c, ctx) {
 		for _, ep := range e.Servers {
 			if why := notKamaji(ep); why != "" {
 				errs = append(errs, fmt.Errorf("context %q, datastore %q: endpoint %q has no Kamaji form: %s; a Kamaji DataStore takes bare host:port endpoints and always connects with https://, so the flag Kamaji builds would differ from `overrides -o flag` (use https://host:port endpoints, or -o flag)",
-					t.names[ctx], e.DataStore, ep, why))
+					c.Names[ctx], e.DataStore, ep, why))
 			}
 		}
 	}
@@ -40,10 +42,10 @@ func (t *Table) Kamaji(ctx int) ([]KamajiOverride, error) {
 		return nil, errors.Join(errs...)
 	}
 	out := []KamajiOverride{}
-	for _, e := range t.Entries(ctx) {
+	for _, e := range Entries(c, ctx) {
 		name := e.DataStore
-		if k := t.stores[ctx][e.DataStore].KamajiDataStore; k != "" {
-			name = k
+		if ds, _ := c.DataStore(ctx, e.DataStore); ds.KamajiDataStore != "" {
+			name = ds.KamajiDataStore
 		}
 		out = append(out, KamajiOverride{Resource: e.Resource.String(), DataStore: name})
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/shard-router/shard-router/pkg/config"
 )
 
 func TestKamaji(t *testing.T) {
@@ -36,7 +38,7 @@ func TestKamaji(t *testing.T) {
 		t.Errorf("decoded %+v", spec.DataStoreOverrides)
 	}
 
-	all, err := FormatKamaji(table.Contexts(), [][]KamajiOverride{mustKamaji(t, table, 0), mustKamaji(t, table, 1), mustKamaji(t, table, 2)})
+	all, err := FormatKamaji(table.Names, [][]KamajiOverride{mustKamaji(t, table, 0), mustKamaji(t, table, 1), mustKamaji(t, table, 2)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,9 +62,9 @@ ctx-c:
 	}
 }
 
-func mustKamaji(t *testing.T, table *Table, ctx int) []KamajiOverride {
+func mustKamaji(t *testing.T, table *config.Config, ctx int) []KamajiOverride {
 	t.Helper()
-	o, err := table.Kamaji(ctx)
+	o, err := Kamaji(table, ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +100,7 @@ spec:
   dataStoreOverrides:
   - {resource: /events, dataStore: events}
 `)
-		got, err := table.Kamaji(0)
+		got, err := Kamaji(table, 0)
 		if tc.why == "" {
 			if err != nil || len(got) != 1 || got[0].DataStore != "events-ds" {
 				t.Errorf("%s: Kamaji = %v, %v; want one override to events-ds", tc.endpoint, got, err)

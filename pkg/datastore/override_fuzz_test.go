@@ -10,6 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -42,7 +43,7 @@ func FuzzOverride(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	f.Fuzz(func(t *testing.T, resource, endpoint string) {
-		_, _ = ParseResource(resource) // must not panic on anything
+		_, _ = config.ParseResource(resource) // must not panic on anything
 		_ = v1alpha1.ValidateEndpoint(endpoint)
 		cfg := &v1alpha1.ShardConfig{Spec: v1alpha1.ShardConfigSpec{
 			Contexts:           []v1alpha1.Context{{Name: "c", DataStores: []v1alpha1.DataStore{{Name: "ds", Endpoints: []string{endpoint}}}}},
@@ -51,15 +52,15 @@ func FuzzOverride(f *testing.F) {
 		if errs := cfg.Validate(); len(errs) > 0 {
 			return
 		}
-		table, _, errs := Compile(&cfg.Spec)
+		table, _, errs := config.Compile(cfg)
 		if len(errs) > 0 {
 			return
 		}
-		entries := table.Entries(0)
+		entries := Entries(table, 0)
 		if len(entries) != 1 {
 			t.Fatalf("%d entries for one override", len(entries))
 		}
-		gr, err := ParseResource(resource)
+		gr, err := config.ParseResource(resource)
 		if err != nil {
 			t.Fatalf("Compile accepted %q, which ParseResource rejects: %v", resource, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -26,7 +27,7 @@ type (
 // per context and per datastore, and a warning (an error with enforce) per
 // exceeded budget limit.
 func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
-	spec := &c.Spec.Spec
+	spec := &c.Compiled.Spec.Spec
 	capa := &Capacity{Contexts: make([]ContextCapacity, len(spec.Contexts))}
 	stores := make([]map[string]int, len(spec.Contexts)) // datastore name -> index
 	for i := range spec.Contexts {
@@ -56,7 +57,7 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 		size := it.Size + labelSize(it, d.Label)
 		for _, ctx := range d.Contexts {
 			cc := &capa.Contexts[ctx]
-			ds := &cc.DataStores[stores[ctx][c.DataStore.Assign(ctx, it.APIVersion, it.Kind)]]
+			ds := &cc.DataStores[stores[ctx][datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)]]
 			cc.Objects++
 			cc.Bytes += size
 			ds.Objects++

@@ -9,17 +9,19 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
 // Config is a loaded and compiled function config.
 type Config struct {
-	Spec      *v1alpha1.ShardConfig
-	Router    *route.Router
-	DataStore *datastore.Table
+	// Compiled is the one compiled config that routing, datastores and
+	// every command read.
+	Compiled *config.Config
+	Router   *route.Router
 	// Notices are warnings about the config itself.
-	Notices []datastore.Notice
+	Notices []config.Notice
 	// Ref and File identify the config node, for results.
 	Ref  *yaml.ResourceIdentifier
 	File *framework.File
@@ -37,24 +39,15 @@ func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
 			c.File = &framework.File{Path: it.Path, Index: it.Index}
 		}
 	}
-	cfg, errs := v1alpha1.Load(node)
+	compiled, notices, errs := config.Load(node)
 	if len(errs) > 0 {
 		return nil, c.fieldResults(errs)
 	}
-	c.Spec = cfg
-	table, notices, errs := datastore.Compile(&cfg.Spec)
-	if len(errs) > 0 {
-		return nil, c.fieldResults(errs)
-	}
-	c.DataStore, c.Notices = table, notices
-	router, err := route.New(cfg)
-	if err != nil {
-		return nil, c.fieldResults(field.ErrorList{field.InternalError(nil, err)})
-	}
+	c.Compiled, c.Notices = compiled, notices
+	c.Router = route.New(compiled)
 	if c.Ref != nil {
-		router.WithConfigRef(route.Ref{APIVersion: c.Ref.APIVersion, Kind: c.Ref.Kind, Namespace: c.Ref.Namespace, Name: c.Ref.Name})
+		c.Router.WithConfigRef(route.Ref{APIVersion: c.Ref.APIVersion, Kind: c.Ref.Kind, Namespace: c.Ref.Namespace, Name: c.Ref.Name})
 	}
-	c.Router = router
 	return c, nil
 }
 
@@ -117,16 +110,16 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
-	spec := &c.Spec.Spec
+	spec := &c.Compiled.Spec.Spec
 	for i, d := range plan.Decisions {
 		if !d.Routed() {
 			continue
 		}
 		it := &items[i]
-		names := c.Router.NamesOf(d.Contexts)
+		names := c.Compiled.NamesOf(d.Contexts)
 		stores := make([]string, len(d.Contexts))
 		for k, ctx := range d.Contexts {
-			stores[k] = c.DataStore.Assign(ctx, it.APIVersion, it.Kind)
+			stores[k] = datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)
 		}
 		out.Contexts[i] = strings.Join(names, ",")
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
@@ -160,7 +153,7 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 		}
 		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so it would vanish from the API until copied",
 			describe(it), ctx, was, stores[k])
-		switch datastore.Judge(c.DataStore.Ephemeral(it.APIVersion, it.Kind), allow) {
+		switch datastore.Judge(datastore.Ephemeral(c.Compiled, it.APIVersion, it.Kind), allow) {
 		case datastore.AllowedEphemeral:
 			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowed: its override is ephemeral)"))
 		case datastore.AllowedByConfig:

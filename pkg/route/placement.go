@@ -16,48 +16,6 @@ import (
 // Label is a label that routing stamps on an object (spec.placement.label).
 type Label struct{ Key, Value string }
 
-// placer holds spec.placement, compiled.
-type placer struct {
-	names   []string
-	weights []uint32
-	// label is nil without spec.placement.label; values are per context.
-	label   *v1alpha1.PlacementLabel
-	values  []string
-	byValue map[string]int
-	// The selectors are compiled here rather than shared with the Router so
-	// that placement does not depend on how the Router indexes them.
-	namespace, resource []labels.Selector
-}
-
-func newPlacer(spec *v1alpha1.ShardConfigSpec) (*placer, error) {
-	if spec.Placement == nil {
-		return nil, nil
-	}
-	n := len(spec.Contexts)
-	pl := &placer{names: spec.ContextNames(), weights: make([]uint32, n), label: spec.Placement.Label,
-		namespace: make([]labels.Selector, n), resource: make([]labels.Selector, n)}
-	for i := range spec.Contexts {
-		c := &spec.Contexts[i]
-		pl.weights[i] = uint32(max(c.PlacementWeight(), 0))
-		var err error
-		if pl.namespace[i], err = selector(c.NamespaceSelector); err != nil {
-			return nil, fmt.Errorf("spec.contexts[%d].namespaceSelector: %w", i, err)
-		}
-		if pl.resource[i], err = selector(c.ResourceSelector); err != nil {
-			return nil, fmt.Errorf("spec.contexts[%d].resourceSelector: %w", i, err)
-		}
-	}
-	if pl.label != nil {
-		pl.values = make([]string, n)
-		pl.byValue = map[string]int{}
-		for i, name := range pl.names {
-			pl.values[i] = pl.label.Values[name]
-			pl.byValue[pl.values[i]] = i
-		}
-	}
-	return pl, nil
-}
-
 // place decides a Namespace that no selector matched, under spec.placement:
 //  1. an annotation that names only declared contexts is kept (sticky);
 //  2. else a placement label whose value names a context chooses it;
@@ -67,26 +25,26 @@ func newPlacer(spec *v1alpha1.ShardConfigSpec) (*placer, error) {
 // a move, which the moves check refuses unless allowMoves; the
 // placementLabel check then sets the label.
 func (r *Router) place(p *Plan, i int, o *Object) Decision {
-	pl := r.placement
+	pl := r.cfg.Placement
 	if o.HasPrevious {
 		if ctx, ok := r.declared(o.Previous); ok {
 			return Decision{Reason: Sticky, Contexts: ctx}
 		}
 	}
 	c := -1
-	if pl.label != nil {
-		if v, ok := o.Labels[pl.label.Key]; ok {
-			if k, known := pl.byValue[v]; known {
+	if pl.Label != nil {
+		if v, ok := o.Labels[pl.Label.Key]; ok {
+			if k, known := pl.Label.Context(v); known {
 				c = k
 			} else if !o.HasPrevious {
-				p.errorf(i, "metadata.labels["+pl.label.Key+"]", "%s carries %s=%s, which is the label value of no context (spec.placement.label.values: %s): fix or remove the label so that placement can choose",
-					describe(o), pl.label.Key, v, quoteList(pl.values))
+				p.errorf(i, "metadata.labels["+pl.Label.Key+"]", "%s carries %s=%s, which is the label value of no context (spec.placement.label.values: %s): fix or remove the label so that placement can choose",
+					describe(o), pl.Label.Key, v, quoteList(pl.Label.Values))
 				return Decision{Reason: Failed}
 			}
 		}
 	}
 	if c < 0 {
-		if c = Rendezvous(o.Name, pl.names, pl.weights); c < 0 { // Validate prevents it
+		if c = Rendezvous(o.Name, r.cfg.Names, pl.Weights); c < 0 { // Validate prevents it
 			p.errorf(i, "metadata.name", "%s cannot be placed: every context has weight 0", describe(o))
 			return Decision{Reason: Failed}
 		}
@@ -98,8 +56,8 @@ func (r *Router) place(p *Plan, i int, o *Object) Decision {
 func (r *Router) declared(names []string) ([]int, bool) {
 	ctx := make([]int, 0, len(names))
 	for _, name := range names {
-		c, ok := r.index[name]
-		if !ok {
+		c := r.cfg.Index(name)
+		if c < 0 {
 			return nil, false
 		}
 		ctx = append(ctx, c)
@@ -112,26 +70,27 @@ func (r *Router) declared(names []string) ([]int, bool) {
 // label that disagrees with the annotation (unless replace), and a label
 // that would make some other context's selector match the Namespace on the
 // next run, which would then move it or add a context.
-func (pl *placer) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) Decision {
-	if pl.label == nil {
+func (r *Router) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) Decision {
+	label := r.cfg.Placement.Label
+	if label == nil {
 		return d
 	}
-	key := pl.label.Key
+	key := label.Key
 	fieldPath := "metadata.labels[" + key + "]"
 	if len(d.Contexts) != 1 {
 		p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: fieldPath,
-			Message: fmt.Sprintf("%s is in several contexts (%s), so spec.placement.label %s is not set on it", describe(o), quoteList(pl.namesOf(d.Contexts)), key)})
+			Message: fmt.Sprintf("%s is in several contexts (%s), so spec.placement.label %s is not set on it", describe(o), quoteList(r.cfg.NamesOf(d.Contexts)), key)})
 		return d
 	}
 	c := d.Contexts[0]
-	want := pl.values[c]
+	want := label.Values[c]
 	cur, has := o.Labels[key]
 	if has && cur == want {
 		return d
 	}
 	if has && !replace {
 		p.errorf(i, fieldPath, "%s is in context %q (its %s annotation) but carries %s=%s, which names another context; context %q has %s=%s: fix the label or the annotation",
-			describe(o), pl.names[c], v1alpha1.ContextAnnotation, key, cur, pl.names[c], key, want)
+			describe(o), r.cfg.Names[c], v1alpha1.ContextAnnotation, key, cur, r.cfg.Names[c], key, want)
 		return Decision{Reason: Failed}
 	}
 	stamped := labels.Set(maps.Clone(o.Labels))
@@ -140,26 +99,19 @@ func (pl *placer) withLabel(p *Plan, i int, o *Object, d Decision, replace bool)
 	}
 	stamped[key] = want
 	var others []int
-	for k := range pl.names {
-		if k != c && ((pl.namespace[k] != nil && pl.namespace[k].Matches(stamped)) || (pl.resource[k] != nil && pl.resource[k].Matches(stamped))) {
+	ns, res := r.cfg.NamespaceSelectors, r.cfg.ResourceSelectors
+	for k := range r.cfg.Names {
+		if k != c && ((ns[k] != nil && ns[k].Matches(stamped)) || (res[k] != nil && res[k].Matches(stamped))) {
 			others = append(others, k)
 		}
 	}
 	if len(others) > 0 {
 		p.errorf(i, fieldPath, "%s goes to context %q, but with %s=%s the selectors of %s would match it on the next run: choose spec.placement.label values that only their own context's selectors match",
-			describe(o), pl.names[c], key, want, quoteList(pl.namesOf(others)))
+			describe(o), r.cfg.Names[c], key, want, quoteList(r.cfg.NamesOf(others)))
 		return Decision{Reason: Failed}
 	}
 	d.Label = &Label{Key: key, Value: want}
 	return d
-}
-
-func (pl *placer) namesOf(idx []int) []string {
-	out := make([]string, len(idx))
-	for i, c := range idx {
-		out[i] = pl.names[c]
-	}
-	return out
 }
 
 // Rendezvous returns the index of the context that weighted rendezvous

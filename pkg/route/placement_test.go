@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 )
 
 var (
@@ -201,11 +202,11 @@ func mustRouter(t *testing.T, cfg *v1alpha1.ShardConfig) *Router {
 	if errs := cfg.Validate(); len(errs) > 0 {
 		t.Fatalf("config invalid: %v", errs.ToAggregate())
 	}
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
+	c, _, errs := config.Compile(cfg)
+	if len(errs) > 0 {
+		t.Fatal(errs.ToAggregate())
 	}
-	return r
+	return New(c)
 }
 
 func namespace(name string, labels map[string]string, annotation string) Object {
@@ -234,7 +235,7 @@ func contextsOf(t *testing.T, r *Router, objs []Object) []string {
 	}
 	out := make([]string, len(objs))
 	for i, d := range p.Decisions {
-		out[i] = strings.Join(r.NamesOf(d.Contexts), ",")
+		out[i] = strings.Join(r.cfg.NamesOf(d.Contexts), ",")
 	}
 	return out
 }
@@ -259,8 +260,8 @@ func TestRoutePlacesNamespaceAndItsResources(t *testing.T) {
 	}{{Placed, "shard-00"}, {FollowsNamespace, "shard-00"}, {Selected, "shard-01"}, {Sticky, "shard-01"}}
 	for i, w := range want {
 		d := p.Decisions[i]
-		if d.Reason != w.reason || strings.Join(r.NamesOf(d.Contexts), ",") != w.ctx {
-			t.Errorf("%s: %v %v, want %v %s", objs[i].Name, d.Reason, r.NamesOf(d.Contexts), w.reason, w.ctx)
+		if d.Reason != w.reason || strings.Join(r.cfg.NamesOf(d.Contexts), ",") != w.ctx {
+			t.Errorf("%s: %v %v, want %v %s", objs[i].Name, d.Reason, r.cfg.NamesOf(d.Contexts), w.reason, w.ctx)
 		}
 	}
 	if got := shards3[Rendezvous("kube-system", shards3, []uint32{1, 1, 1})]; got == "shard-01" {
@@ -400,8 +401,8 @@ func TestRoutePlacementLabel(t *testing.T) {
 			r := mustRouter(t, labelConfig(tc.mut))
 			p := r.Route([]Object{tc.ns})
 			d := p.Decisions[0]
-			if d.Reason != tc.reason || strings.Join(r.NamesOf(d.Contexts), ",") != tc.ctx {
-				t.Errorf("got %v %v, want %v %q\n%s", d.Reason, r.NamesOf(d.Contexts), tc.reason, tc.ctx, problems(p))
+			if d.Reason != tc.reason || strings.Join(r.cfg.NamesOf(d.Contexts), ",") != tc.ctx {
+				t.Errorf("got %v %v, want %v %q\n%s", d.Reason, r.cfg.NamesOf(d.Contexts), tc.reason, tc.ctx, problems(p))
 			}
 			var got string
 			if d.Label != nil {
@@ -440,8 +441,8 @@ func TestRoutePlacementIsIdempotent(t *testing.T) {
 	}
 	first := make([]string, len(objs))
 	for i, d := range p.Decisions {
-		first[i] = strings.Join(r.NamesOf(d.Contexts), ",")
-		objs[i].Previous, objs[i].HasPrevious = r.NamesOf(d.Contexts), true
+		first[i] = strings.Join(r.cfg.NamesOf(d.Contexts), ",")
+		objs[i].Previous, objs[i].HasPrevious = r.cfg.NamesOf(d.Contexts), true
 		if d.Label == nil {
 			t.Fatalf("%s: no label stamped", objs[i].Name)
 		}
@@ -452,7 +453,7 @@ func TestRoutePlacementIsIdempotent(t *testing.T) {
 		t.Fatalf("second run: unexpected problems:\n%s", problems(p))
 	}
 	for i, d := range p.Decisions {
-		if got := strings.Join(r.NamesOf(d.Contexts), ","); got != first[i] || d.Label != nil {
+		if got := strings.Join(r.cfg.NamesOf(d.Contexts), ","); got != first[i] || d.Label != nil {
 			t.Errorf("%s: second run %s (label %v), first %s", objs[i].Name, got, d.Label, first[i])
 		}
 	}

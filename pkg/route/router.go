@@ -5,10 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-
-	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -67,83 +64,28 @@ func (p *Plan) HasErrors() bool {
 	return false
 }
 
-// Router routes objects by a validated ShardConfig.
+// Router routes objects by a compiled config.
 type Router struct {
-	names     []string
-	index     map[string]int
-	namespace []labels.Selector // nil: absent selector, matches nothing
-	resource  []labels.Selector
-	// nsIndex and resIndex index namespace and resource (index.go).
-	nsIndex, resIndex *selectorIndex
-	defaultCtx        int // -1 when unset
-	// placement is nil without spec.placement.
-	placement  *placer
-	allowMoves bool
-	// config identifies the function config, which is never routed.
-	config Ref
+	cfg *config.Config
+	// ref identifies the function config, which is never routed.
+	ref Ref
 }
 
 // Ref identifies an object by apiVersion, kind, namespace and name.
 type Ref struct{ APIVersion, Kind, Namespace, Name string }
 
-// New compiles the selectors of a config that passed Validate.
-func New(cfg *v1alpha1.ShardConfig) (*Router, error) {
-	spec := &cfg.Spec
-	r := &Router{
-		names:      spec.ContextNames(),
-		index:      map[string]int{},
-		namespace:  make([]labels.Selector, len(spec.Contexts)),
-		resource:   make([]labels.Selector, len(spec.Contexts)),
-		defaultCtx: -1,
-		allowMoves: spec.AllowMoves,
-		config:     Ref{APIVersion: cfg.APIVersion, Kind: cfg.Kind, Namespace: cfg.Namespace, Name: cfg.Name},
-	}
-	for i, c := range spec.Contexts {
-		r.index[c.Name] = i
-		var err error
-		if r.namespace[i], err = selector(c.NamespaceSelector); err != nil {
-			return nil, fmt.Errorf("spec.contexts[%d].namespaceSelector: %w", i, err)
-		}
-		if r.resource[i], err = selector(c.ResourceSelector); err != nil {
-			return nil, fmt.Errorf("spec.contexts[%d].resourceSelector: %w", i, err)
-		}
-	}
-	if spec.DefaultContext != "" {
-		r.defaultCtx = r.index[spec.DefaultContext]
-	}
-	var err error
-	if r.placement, err = newPlacer(spec); err != nil {
-		return nil, err
-	}
-	r.nsIndex, r.resIndex = newSelectorIndex(r.namespace), newSelectorIndex(r.resource)
-	return r, nil
+// New returns the router of a compiled config.
+func New(cfg *config.Config) *Router {
+	s := cfg.Spec
+	return &Router{cfg: cfg, ref: Ref{APIVersion: s.APIVersion, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}}
 }
 
 // WithConfigRef sets the identity of the function config as kpt passed it,
 // so that its copy among the items (kpt fn render's configPath) is skipped
 // whatever its kind.
 func (r *Router) WithConfigRef(ref Ref) *Router {
-	r.config = ref
+	r.ref = ref
 	return r
-}
-
-func selector(s *metav1.LabelSelector) (labels.Selector, error) {
-	if s == nil {
-		return nil, nil
-	}
-	return metav1.LabelSelectorAsSelector(s)
-}
-
-// Names returns the context names in config order.
-func (r *Router) Names() []string { return r.names }
-
-// NamesOf maps context indexes to names.
-func (r *Router) NamesOf(idx []int) []string {
-	out := make([]string, len(idx))
-	for i, c := range idx {
-		out[i] = r.names[c]
-	}
-	return out
 }
 
 // objKey identifies a stored object: by group and kind, or for built-in
@@ -221,7 +163,7 @@ func (r *Router) Route(objs []Object) *Plan {
 	// Pass 2: Namespaces, matched by both selectors against their own labels.
 	for _, ns := range nsOrder {
 		o := &objs[ns.object]
-		ns.byNsSel = r.nsIndex.match(o.Labels)
+		ns.byNsSel = r.cfg.NamespaceIndex.Match(o.Labels)
 		d := r.route(p, &subject{i: ns.object, o: o, nsSel: ns.byNsSel})
 		p.Decisions[ns.object] = d
 		if d.Routed() {

@@ -463,10 +463,7 @@ func TestRoute(t *testing.T) {
 			if errs := cfg.Validate(); len(errs) > 0 {
 				t.Fatalf("test config is invalid: %v", errs)
 			}
-			r, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := mustRouter(t, cfg)
 			if tc.config != nil {
 				r.WithConfigRef(*tc.config)
 			}
@@ -478,7 +475,7 @@ func TestRoute(t *testing.T) {
 				d := plan.Decisions[i]
 				got := ""
 				if d.Routed() {
-					got = strings.Join(r.NamesOf(d.Contexts), ",")
+					got = strings.Join(r.cfg.NamesOf(d.Contexts), ",")
 				}
 				if got != w.contexts || d.Reason != w.reason {
 					t.Errorf("object %d (%s %s): got %q (%v), want %q (%v)", i, tc.objs[i].Kind, tc.objs[i].Name, got, d.Reason, w.contexts, w.reason)
@@ -516,10 +513,7 @@ func checkProblems(t *testing.T, got []Problem, want []wantProblem) {
 func TestRouteAllowedMoveRecordsDropped(t *testing.T) {
 	cfg := &v1alpha1.ShardConfig{Spec: baseSpec()}
 	cfg.Spec.AllowMoves = true
-	r, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := mustRouter(t, cfg)
 	plan := r.Route([]Object{prev(ns("team-a", shard("00")), "c01", "edge", "c00")})
 	if got := strings.Join(plan.Decisions[0].Dropped, ","); got != "c01,edge" {
 		t.Errorf("Dropped = %q, want \"c01,edge\"", got)

@@ -81,7 +81,7 @@ func (r *Router) skipped(o *Object) bool {
 	if o.APIVersion == v1alpha1.APIVersion && o.Kind == v1alpha1.Kind {
 		return true
 	}
-	c := r.config
+	c := r.ref
 	return c.Kind != "" && o.APIVersion == c.APIVersion && o.Kind == c.Kind && o.Name == c.Name && o.Namespace == c.Namespace
 }
 
@@ -98,7 +98,7 @@ func (r *Router) namespaceFailed(s *subject) bool {
 // selected: every context whose resourceSelector matches the object's
 // labels, or whose namespaceSelector matches its Namespace's labels.
 func (r *Router) selected(s *subject) bool {
-	s.d = Decision{Reason: Selected, Contexts: union(r.resIndex.match(s.o.Labels), s.nsSel)}
+	s.d = Decision{Reason: Selected, Contexts: union(r.cfg.ResourceIndex.Match(s.o.Labels), s.nsSel)}
 	return len(s.d.Contexts) > 0
 }
 
@@ -122,7 +122,7 @@ func (r *Router) broadcast(s *subject) bool {
 	if s.namespaced || isNamespace(s.o) {
 		return false
 	}
-	s.d = Decision{Reason: Broadcast, Contexts: all(len(r.names))}
+	s.d = Decision{Reason: Broadcast, Contexts: all(len(r.cfg.Names))}
 	return true
 }
 
@@ -142,7 +142,7 @@ func (r *Router) namespaced(o *Object, builtin builtinScope, crdScope map[[2]str
 
 // placed: a Namespace under spec.placement (placement.go).
 func (r *Router) placed(p *Plan, s *subject) bool {
-	if r.placement == nil || !isNamespace(s.o) {
+	if r.cfg.Placement == nil || !isNamespace(s.o) {
 		return false
 	}
 	s.d = r.place(p, s.i, s.o)
@@ -158,10 +158,10 @@ func (r *Router) sticky(p *Plan, s *subject) bool {
 	}
 	var ctx []int
 	for _, name := range o.Previous {
-		c, ok := r.index[name]
-		if !ok {
+		c := r.cfg.Index(name)
+		if c < 0 {
 			p.errorf(s.i, "metadata.annotations["+v1alpha1.ContextAnnotation+"]",
-				"%s is pinned to context %q, which the config does not declare (contexts: %s)", describe(o), name, quoteList(r.names))
+				"%s is pinned to context %q, which the config does not declare (contexts: %s)", describe(o), name, quoteList(r.cfg.Names))
 			s.d = Decision{Reason: Failed}
 			return true
 		}
@@ -174,10 +174,10 @@ func (r *Router) sticky(p *Plan, s *subject) bool {
 
 // defaultContext: spec.defaultContext, when the config has one.
 func (r *Router) defaultContext(s *subject) bool {
-	if r.defaultCtx < 0 {
+	if r.cfg.DefaultContext < 0 {
 		return false
 	}
-	s.d = Decision{Reason: Default, Contexts: []int{r.defaultCtx}}
+	s.d = Decision{Reason: Default, Contexts: []int{r.cfg.DefaultContext}}
 	return true
 }
 
@@ -212,7 +212,7 @@ func (r *Router) moves(p *Plan, s *subject) {
 	}
 	var dropped []string
 	for _, name := range o.Previous {
-		if c, ok := r.index[name]; !ok || !slices.Contains(d.Contexts, c) {
+		if c := r.cfg.Index(name); c < 0 || !slices.Contains(d.Contexts, c) {
 			if !slices.Contains(dropped, name) {
 				dropped = append(dropped, name)
 			}
@@ -221,10 +221,10 @@ func (r *Router) moves(p *Plan, s *subject) {
 	if len(dropped) == 0 {
 		return
 	}
-	newNames := strings.Join(r.NamesOf(d.Contexts), ",")
+	newNames := strings.Join(r.cfg.NamesOf(d.Contexts), ",")
 	old := strings.Join(o.Previous, ",")
 	field := "metadata.annotations[" + v1alpha1.ContextAnnotation + "]"
-	if r.allowMoves {
+	if r.cfg.Spec.Spec.AllowMoves {
 		p.Problems = append(p.Problems, Problem{Object: s.i, Severity: Warning, Field: field,
 			Message: fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
 				describe(o), old, newNames, strings.Join(dropped, ","))})
@@ -242,10 +242,10 @@ func (r *Router) moves(p *Plan, s *subject) {
 // names the old context, so it is replaced.
 func (r *Router) placementLabel(p *Plan, s *subject) {
 	d := &s.d
-	if r.placement == nil || !isNamespace(s.o) || (d.Reason != Placed && d.Reason != Sticky) {
+	if r.cfg.Placement == nil || !isNamespace(s.o) || (d.Reason != Placed && d.Reason != Sticky) {
 		return
 	}
-	*d = r.placement.withLabel(p, s.i, s.o, *d, d.Reason == Placed && s.o.HasPrevious)
+	*d = r.withLabel(p, s.i, s.o, *d, d.Reason == Placed && s.o.HasPrevious)
 }
 
 // namespaceConsistency: a namespaced resource cannot live in a cluster
@@ -271,7 +271,7 @@ func (r *Router) namespaceConsistency(p *Plan, s *subject) {
 	}
 	if extra := minus(d.Contexts, ns.contexts); len(extra) > 0 {
 		p.errorf(s.i, "metadata.labels", "%s would go to %s, but its Namespace %q goes only to %s: a namespaced resource cannot live in a cluster without its Namespace",
-			describe(s.o), quoteList(r.NamesOf(extra)), s.o.Namespace, quoteList(r.NamesOf(ns.contexts)))
+			describe(s.o), quoteList(r.cfg.NamesOf(extra)), s.o.Namespace, quoteList(r.cfg.NamesOf(ns.contexts)))
 		*d = Decision{Reason: Failed}
 	}
 }

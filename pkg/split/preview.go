@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/route"
@@ -73,9 +74,9 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if !sp.guarded && opts.Out != nil {
 		// Route stopped at an earlier error; run the guard on the plan's
 		// own placement, so that its verdict is shown too.
-		sp.checkMassPrune(&cfg.Spec.Spec, opts.AllowMassPrune, opts.Out, counts)
+		sp.checkMassPrune(&cfg.Compiled.Spec.Spec, opts.AllowMassPrune, opts.Out, counts)
 	}
-	maxPercent, minObjects := cfg.Spec.Spec.PruneGuard.Limits()
+	maxPercent, minObjects := cfg.Compiled.Spec.Spec.PruneGuard.Limits()
 	for k := range doc.Contexts {
 		c := &doc.Contexts[k]
 		if c.State != v1alpha1.ContextDropped {
@@ -116,7 +117,7 @@ type preview struct {
 // must be those objects. Every other scanned file is parsed and checked
 // against what scanFile read. errScanMismatch reports a difference.
 func (pv *preview) settleScanned() error {
-	names := pv.cfg.Router.Names()
+	names := pv.cfg.Compiled.Names
 	pv.same = make([]map[objKey]bool, len(names))
 	if pv.out == nil || pv.out.read != readScan {
 		return nil
@@ -168,7 +169,7 @@ func (pv *preview) settleScanned() error {
 		for n, i := range f.items {
 			it := &pv.sp.items[i]
 			h := jb.prev.held[n]
-			if h.key != keyOf(&it.Object) || h.dataStore != pv.cfg.DataStore.Assign(jb.ctx, it.APIVersion, it.Kind) {
+			if h.key != keyOf(&it.Object) || h.dataStore != datastore.Assign(pv.cfg.Compiled, jb.ctx, it.APIVersion, it.Kind) {
 				return errScanMismatch
 			}
 			pv.same[jb.ctx][h.key] = true
@@ -228,7 +229,7 @@ func (pv *preview) digestNew() error {
 // compare fills the contexts of the plan and returns what each context of
 // the config would lose, for the guard.
 func (pv *preview) compare() []pruneCount {
-	names := pv.cfg.Router.Names()
+	names := pv.cfg.Compiled.Names
 	perCtx := make([]map[objKey]int, len(names))
 	for i := range perCtx {
 		perCtx[i] = map[objKey]int{}
@@ -312,8 +313,8 @@ func (pv *preview) compare() []pruneCount {
 // movesAndDataStores lists the objects whose contexts or datastores
 // change, and whether the rules refuse them.
 func (pv *preview) movesAndDataStores() {
-	names := pv.cfg.Router.Names()
-	spec := &pv.cfg.Spec.Spec
+	names := pv.cfg.Compiled.Names
+	spec := &pv.cfg.Compiled.Spec.Spec
 	// applied are the contexts whose previous package holds each object:
 	// where it is now, whatever its annotation says.
 	applied := map[objKey][]string{}
@@ -343,7 +344,7 @@ func (pv *preview) movesAndDataStores() {
 		}
 		ref := refOf(key)
 		if !sameSet(from, to) {
-			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(spec, from[a]) < ctxOrder(spec, from[b]) })
+			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(pv.cfg.Compiled, from[a]) < ctxOrder(pv.cfg.Compiled, from[b]) })
 			refused := pv.sp.out.Plan.Decisions[i].Reason == route.Failed
 			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
 		}
@@ -357,10 +358,10 @@ func (pv *preview) movesAndDataStores() {
 		if err != nil {
 			continue // Decide reported it
 		}
-		ephemeral := pv.cfg.DataStore.Ephemeral(it.APIVersion, it.Kind)
+		ephemeral := datastore.Ephemeral(pv.cfg.Compiled, it.APIVersion, it.Kind)
 		for k, c := range pv.contexts[i] {
 			was, ok := old[to[k]]
-			now := pv.cfg.DataStore.Assign(c, it.APIVersion, it.Kind)
+			now := datastore.Assign(pv.cfg.Compiled, c, it.APIVersion, it.Kind)
 			if !ok || was == now {
 				continue
 			}
@@ -374,7 +375,7 @@ func (pv *preview) movesAndDataStores() {
 		if x.Ref != y.Ref {
 			return x.Ref.Less(y.Ref)
 		}
-		return spec.ContextIndex(x.Context) < spec.ContextIndex(y.Context)
+		return pv.cfg.Compiled.Index(x.Context) < pv.cfg.Compiled.Index(y.Context)
 	})
 }
 
@@ -623,9 +624,9 @@ func notAppliedKey(k string) bool {
 }
 
 // ctxOrder orders contexts as the config does, then those it no longer has.
-func ctxOrder(spec *v1alpha1.ShardConfigSpec, name string) int {
-	if i := spec.ContextIndex(name); i >= 0 {
+func ctxOrder(cfg *config.Config, name string) int {
+	if i := cfg.Index(name); i >= 0 {
 		return i
 	}
-	return len(spec.Contexts)
+	return len(cfg.Names)
 }

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
 )
@@ -128,7 +129,7 @@ func (p *Plan) Package(ctx string) (*Package, bool) {
 // results, and then Packages is empty.
 func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 	plan := &Plan{in: in}
-	spec := &cfg.Spec.Spec
+	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
 		name = in.PackageName()
@@ -139,18 +140,18 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 	}
 	items := in.Items()
 	for i := range items {
-		adoptPrevious(&items[i], spec, opts.Out)
+		adoptPrevious(&items[i], cfg.Compiled, opts.Out)
 	}
 	out := cfg.Decide(items)
 	plan.out, plan.items = out, items
 	plan.Results = append(plan.Results, out.Results...)
-	plan.checkDropped(spec, opts.Out)
+	plan.checkDropped(cfg.Compiled, opts.Out)
 	invs := plan.inventories(name, spec)
 	if plan.HasErrors() {
 		return plan, nil
 	}
 
-	names := cfg.Router.Names()
+	names := cfg.Compiled.Names
 	perCtx := make([][]int, len(names))
 	for i := range items {
 		d := out.Plan.Decisions[i]
@@ -267,7 +268,7 @@ func (p *Plan) describe(i int) string {
 // adoptPrevious gives an item without a context annotation the placement
 // the previous split gave it: the contexts (config order, then any the
 // config no longer has) whose directories held it.
-func adoptPrevious(it *function.Item, spec *v1alpha1.ShardConfigSpec, out *OutDir) {
+func adoptPrevious(it *function.Item, cfg *config.Config, out *OutDir) {
 	if it.HasPrevious || out == nil || it.Name == "" {
 		return
 	}
@@ -280,7 +281,7 @@ func adoptPrevious(it *function.Item, spec *v1alpha1.ShardConfigSpec, out *OutDi
 			continue
 		}
 		stores[pc.name] = ds
-		if spec.ContextIndex(pc.name) >= 0 {
+		if cfg.Index(pc.name) >= 0 {
 			held = append(held, pc.name)
 		} else {
 			gone = append(gone, pc.name)
@@ -289,7 +290,7 @@ func adoptPrevious(it *function.Item, spec *v1alpha1.ShardConfigSpec, out *OutDi
 	if len(held)+len(gone) == 0 {
 		return
 	}
-	sort.Slice(held, func(a, b int) bool { return spec.ContextIndex(held[a]) < spec.ContextIndex(held[b]) })
+	sort.Slice(held, func(a, b int) bool { return cfg.Index(held[a]) < cfg.Index(held[b]) })
 	sort.Strings(gone)
 	it.Previous, it.HasPrevious = append(held, gone...), true
 	if it.HasDataStore {
@@ -306,12 +307,12 @@ func adoptPrevious(it *function.Item, spec *v1alpha1.ShardConfigSpec, out *OutDi
 
 // checkDropped treats a context that left the config, but whose previous
 // directory holds resources, as a move of them all.
-func (p *Plan) checkDropped(spec *v1alpha1.ShardConfigSpec, out *OutDir) {
+func (p *Plan) checkDropped(cfg *config.Config, out *OutDir) {
 	if out == nil {
 		return
 	}
 	for _, pc := range out.previous {
-		if spec.ContextIndex(pc.name) >= 0 {
+		if cfg.Index(pc.name) >= 0 {
 			continue
 		}
 		p.dropped = append(p.dropped, pc.name)
@@ -321,7 +322,7 @@ func (p *Plan) checkDropped(spec *v1alpha1.ShardConfigSpec, out *OutDir) {
 		dir := path.Join(out.given, pc.name)
 		msg := fmt.Sprintf("context %q is no longer in the config, but the previous split wrote %d resource(s) for it to %s (such as %s): dropping the context moves them out of that cluster's package",
 			pc.name, len(pc.held), dir, pc.first)
-		if spec.AllowMoves {
+		if cfg.Spec.Spec.AllowMoves {
 			p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, File: &framework.File{Path: dir},
 				Message: msg + fmt.Sprintf(" (allowMoves): %s is deleted, so `kpt live apply` no longer manages them there", dir)})
 			continue

@@ -29,10 +29,11 @@ func Load(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 	apiVersion, kind := node.GetApiVersion(), node.GetKind()
 	var cfg *ShardConfig
 	var errs field.ErrorList
+	configMap := apiVersion == "v1" && kind == "ConfigMap"
 	switch {
 	case apiVersion == APIVersion && kind == Kind:
 		cfg, errs = decodeStrict(node)
-	case apiVersion == "v1" && kind == "ConfigMap":
+	case configMap:
 		cfg, errs = fromConfigMap(node)
 	default:
 		return nil, field.ErrorList{field.Invalid(field.NewPath("kind"), apiVersion+" "+kind,
@@ -42,6 +43,13 @@ func Load(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 		return nil, errs
 	}
 	if errs := cfg.Validate(); len(errs) > 0 {
+		if configMap {
+			// Validation reports the paths of the typed form; map them
+			// back to what the user wrote.
+			for _, e := range errs {
+				e.Field = configMapPath(e.Field, cfg)
+			}
+		}
 		return nil, errs
 	}
 	return cfg, nil
@@ -116,13 +124,6 @@ func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 	}
 	if len(errs) > 0 {
 		return nil, errs
-	}
-	// Validation reports the paths of the typed form; map them back.
-	if verrs := cfg.Validate(); len(verrs) > 0 {
-		for _, e := range verrs {
-			e.Field = configMapPath(e.Field, cfg)
-		}
-		return nil, verrs
 	}
 	return cfg, nil
 }

@@ -270,7 +270,7 @@ data:
 				if len(errs) > 0 {
 					t.Fatalf("Load: %v", errs)
 				}
-				if got := cfg.Spec.ContextNames(); !reflect.DeepEqual(got, tc.wantContexts) {
+				if got := contextNames(cfg); !reflect.DeepEqual(got, tc.wantContexts) {
 					t.Errorf("contexts = %q, want %q", got, tc.wantContexts)
 				}
 				return
@@ -435,4 +435,12 @@ func TestLoadFixtures(t *testing.T) {
 			}
 		})
 	}
+}
+
+func contextNames(cfg *ShardConfig) []string {
+	names := make([]string, len(cfg.Spec.Contexts))
+	for i, c := range cfg.Spec.Contexts {
+		names[i] = c.Name
+	}
+	return names
 }

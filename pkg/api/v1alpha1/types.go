@@ -178,22 +178,3 @@ type Inventory struct {
 	Namespace string `json:"namespace,omitempty"`
 	ID        string `json:"id,omitempty"`
 }
-
-// ContextNames returns the context names in declaration order.
-func (s *ShardConfigSpec) ContextNames() []string {
-	names := make([]string, len(s.Contexts))
-	for i, c := range s.Contexts {
-		names[i] = c.Name
-	}
-	return names
-}
-
-// ContextIndex returns the position of the named context, or -1.
-func (s *ShardConfigSpec) ContextIndex(name string) int {
-	for i, c := range s.Contexts {
-		if c.Name == name {
-			return i
-		}
-	}
-	return -1
-}

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -100,7 +101,7 @@ func (c *ShardConfig) validatePlacementLabel(l *PlacementLabel, p *field.Path) f
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if c.Spec.ContextIndex(name) < 0 {
+		if !slices.ContainsFunc(c.Spec.Contexts, func(ctx Context) bool { return ctx.Name == name }) {
 			errs = append(errs, field.NotFound(vp.Key(name), name))
 		}
 	}

@@ -1,4 +1,4 @@
-package route
+package config
 
 import (
 	"slices"
@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 )
 
-// selectorIndex finds which of a list of label selectors match a label set
+// SelectorIndex finds which of a list of label selectors match a label set
 // without evaluating every selector: each selector with an equality
 // requirement (matchLabels, or an `In` expression) is filed under that
 // requirement's key and values, so only the selectors filed under one of
@@ -15,7 +15,7 @@ import (
 // requirement (only NotIn, Exists, DoesNotExist, or empty) are evaluated
 // for every object. The cost per object is then independent of how many
 // contexts a config declares.
-type selectorIndex struct {
+type SelectorIndex struct {
 	sels []labels.Selector
 	// keys[k] is an indexed label key; values[k] maps each of its values to
 	// the ascending indexes of the selectors filed under it.
@@ -25,10 +25,10 @@ type selectorIndex struct {
 	always []int
 }
 
-// newSelectorIndex indexes sels; a nil selector matches nothing and is left
+// NewSelectorIndex indexes sels; a nil selector matches nothing and is left
 // out.
-func newSelectorIndex(sels []labels.Selector) *selectorIndex {
-	x := &selectorIndex{sels: sels}
+func NewSelectorIndex(sels []labels.Selector) *SelectorIndex {
+	x := &SelectorIndex{sels: sels}
 	for i, s := range sels {
 		if s == nil {
 			continue
@@ -75,8 +75,8 @@ func equalityRequirement(s labels.Selector) (labels.Requirement, bool) {
 	return reqs[best], true
 }
 
-// match returns the ascending indexes of the selectors that match l.
-func (x *selectorIndex) match(l map[string]string) []int {
+// Match returns the ascending indexes of the selectors that match l.
+func (x *SelectorIndex) Match(l map[string]string) []int {
 	// A selector is filed under one key, and an object has one value per
 	// key, so candidates from different keys and from always never repeat.
 	var buf [16]int

@@ -1,4 +1,4 @@
-package route
+package config
 
 import (
 	"fmt"
@@ -52,7 +52,7 @@ func TestSelectorIndexCases(t *testing.T) {
 	for i, s := range specs {
 		sels[i] = mustSelector(t, s)
 	}
-	x := newSelectorIndex(sels)
+	x := NewSelectorIndex(sels)
 	for _, tc := range []struct {
 		labels map[string]string
 		want   []int
@@ -65,7 +65,7 @@ func TestSelectorIndexCases(t *testing.T) {
 		{map[string]string{"shard": "a", "tier": "web"}, []int{0, 3, 4, 6, 7, 8}},
 		{map[string]string{"other": "x"}, []int{3, 5}},
 	} {
-		if got := x.match(tc.labels); !slices.Equal(got, tc.want) {
+		if got := x.Match(tc.labels); !slices.Equal(got, tc.want) {
 			t.Errorf("match(%v) = %v, want %v", tc.labels, got, tc.want)
 		}
 	}
@@ -111,10 +111,10 @@ func TestSelectorIndexAgreesWithEveryEvaluation(t *testing.T) {
 			}
 			sels[i] = mustSelector(t, s)
 		}
-		x := newSelectorIndex(sels)
+		x := NewSelectorIndex(sels)
 		for n := 0; n < 50; n++ {
 			l := randLabels()
-			if got, want := x.match(l), matchEvery(sels, l); !slices.Equal(got, want) {
+			if got, want := x.Match(l), matchEvery(sels, l); !slices.Equal(got, want) {
 				t.Fatalf("round %d: match(%v) = %v, every selector evaluated: %v\nselectors: %v", round, l, got, want, fmt.Sprint(sels))
 			}
 		}
