@@ -114,7 +114,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 		return err
 	}
 	printResults(s.Err, plan.Results)
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		return fmt.Errorf("split failed: %s", summarize(plan.Results))
 	}
 	if f.context != "" {

@@ -107,7 +107,7 @@ func TestCapacityBudgets(t *testing.T) {
 	if strings.Join(budget, "\n") != strings.Join(want, "\n") {
 		t.Errorf("budget results\n got %s\nwant %s", strings.Join(budget, "\n"), strings.Join(want, "\n"))
 	}
-	if !out.HasErrors() {
+	if out.Results.ExitCode() == 0 {
 		t.Error("an enforced budget must make the outcome fail")
 	}
 	ds := out.Capacity.Contexts[0].DataStores[1]

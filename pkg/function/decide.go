@@ -80,16 +80,6 @@ type Outcome struct {
 	Capacity *Capacity
 }
 
-// HasErrors reports whether any result is an error.
-func (o *Outcome) HasErrors() bool {
-	for _, r := range o.Results {
-		if r.Severity == framework.Error {
-			return true
-		}
-	}
-	return false
-}
-
 // Decide routes the items and assigns their datastores. It never changes
 // the items; Apply does.
 func (c *Config) Decide(items []Item) *Outcome {
@@ -143,7 +133,7 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 	fieldPath := "metadata.annotations[" + v1alpha1.DataStoreAnnotation + "]"
 	old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
 	if err != nil {
-		out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, fmt.Sprintf("%s: cannot read its %s annotation: %v", describe(it), v1alpha1.DataStoreAnnotation, err)))
+		out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
 		return
 	}
 	for k, ctx := range names {
@@ -152,7 +142,7 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 			continue
 		}
 		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so it would vanish from the API until copied",
-			describe(it), ctx, was, stores[k])
+			it.Describe(), ctx, was, stores[k])
 		switch datastore.Judge(datastore.Ephemeral(c.Compiled, it.APIVersion, it.Kind), allow) {
 		case datastore.AllowedEphemeral:
 			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowed: its override is ephemeral)"))
@@ -182,13 +172,6 @@ func itemResult(it *Item, sev framework.Severity, fieldPath, msg string) *framew
 		r.File = &framework.File{Path: it.Path, Index: it.Index}
 	}
 	return r
-}
-
-func describe(it *Item) string {
-	if it.Namespace != "" {
-		return fmt.Sprintf("%s %s/%s", it.Kind, it.Namespace, it.Name)
-	}
-	return fmt.Sprintf("%s %s", it.Kind, it.Name)
 }
 
 // filesOf names the files of items, for a result about several of them:

@@ -7,15 +7,13 @@ import (
 	"strconv"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
-
-// LocalConfigAnnotation marks resources that kpt never applies.
-const LocalConfigAnnotation = "config.kubernetes.io/local-config"
 
 // Item is what the function reads from one input resource.
 type Item struct {
@@ -52,7 +50,7 @@ func ItemOf(rn *yaml.RNode) Item {
 		if v, ok := annos[v1alpha1.DataStoreAnnotation]; ok {
 			it.DataStore, it.HasDataStore = v, true
 		}
-		if v, ok := annos[LocalConfigAnnotation]; ok && v != "false" {
+		if v, ok := annos[filters.LocalConfigAnnotation]; ok && v != "false" {
 			it.LocalConfig = true
 		}
 		it.Path = firstOf(annos, string(kioutil.PathAnnotation), string(kioutil.LegacyPathAnnotation))

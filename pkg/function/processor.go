@@ -46,7 +46,7 @@ func Route(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
 		return nil, errs
 	}
 	out := cfg.Decide(items)
-	if out.HasErrors() {
+	if out.Results.ExitCode() != 0 {
 		return nil, out.Results
 	}
 	return out, out.Results

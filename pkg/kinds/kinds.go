@@ -12,6 +12,8 @@ package kinds
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 //go:generate sh gen/gen.sh
@@ -85,11 +87,9 @@ func buildTable() ([]Kind, map[gvk]int, map[gk]int) {
 // "extensions/v1beta1", ...) and kind. ok is false for anything not built in
 // (CRDs, aggregated APIs like metrics.k8s.io) and for malformed apiVersions.
 func Lookup(apiVersion, kind string) (Kind, bool) {
-	group, version, found := strings.Cut(apiVersion, "/")
-	if !found {
-		group, version = "", apiVersion
-	} else if group == "" || strings.Contains(version, "/") {
-		return Kind{}, false // "/v1", "a/b/c" are no apiVersions
+	group, version, ok := splitAPIVersion(apiVersion)
+	if !ok {
+		return Kind{}, false
 	}
 	i, ok := byGVK[gvk{group, version, kind}]
 	if !ok {
@@ -155,15 +155,15 @@ func Release() string {
 	return v
 }
 
+// splitAPIVersion parses apiVersion as kube-apiserver does, and also
+// refuses what schema.ParseGroupVersion lets through: "", "/v1" and "apps/"
+// name no version of a group.
 func splitAPIVersion(apiVersion string) (group, version string, ok bool) {
-	group, version, found := strings.Cut(apiVersion, "/")
-	if !found {
-		return "", apiVersion, apiVersion != ""
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil || gv.Version == "" || strings.HasPrefix(apiVersion, "/") {
+		return "", "", false
 	}
-	if group == "" || version == "" || strings.Contains(version, "/") {
-		return "", "", false // "/v1", "a/b/c" are no apiVersions
-	}
-	return group, version, true
+	return gv.Group, gv.Version, true
 }
 
 // LookupGroupKind ignores the version (first served version wins). The core

@@ -43,6 +43,16 @@ func (o *Object) Group() string {
 	return ""
 }
 
+// Describe names the object in messages: "Kind namespace/name", or
+// "Kind name" for a cluster-scoped one. Every message about a resource
+// names it this way.
+func (o *Object) Describe() string {
+	if o.Namespace != "" {
+		return o.Kind + " " + o.Namespace + "/" + o.Name
+	}
+	return o.Kind + " " + o.Name
+}
+
 // ParseContexts splits a context annotation value. Blank entries are kept
 // as written so that a malformed annotation is reported, not ignored.
 func ParseContexts(value string) []string {

@@ -38,14 +38,14 @@ func (r *Router) place(p *Plan, i int, o *Object) Decision {
 				c = k
 			} else if !o.HasPrevious {
 				p.errorf(i, "metadata.labels["+pl.Label.Key+"]", "%s carries %s=%s, which is the label value of no context (spec.placement.label.values: %s): fix or remove the label so that placement can choose",
-					describe(o), pl.Label.Key, v, quoteList(pl.Label.Values))
+					o.Describe(), pl.Label.Key, v, quoteList(pl.Label.Values))
 				return Decision{Reason: Failed}
 			}
 		}
 	}
 	if c < 0 {
 		if c = Rendezvous(o.Name, r.cfg.Names, pl.Weights); c < 0 { // Validate prevents it
-			p.errorf(i, "metadata.name", "%s cannot be placed: every context has weight 0", describe(o))
+			p.errorf(i, "metadata.name", "%s cannot be placed: every context has weight 0", o.Describe())
 			return Decision{Reason: Failed}
 		}
 	}
@@ -79,7 +79,7 @@ func (r *Router) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) 
 	fieldPath := "metadata.labels[" + key + "]"
 	if len(d.Contexts) != 1 {
 		p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: fieldPath,
-			Message: fmt.Sprintf("%s is in several contexts (%s), so spec.placement.label %s is not set on it", describe(o), quoteList(r.cfg.NamesOf(d.Contexts)), key)})
+			Message: fmt.Sprintf("%s is in several contexts (%s), so spec.placement.label %s is not set on it", o.Describe(), quoteList(r.cfg.NamesOf(d.Contexts)), key)})
 		return d
 	}
 	c := d.Contexts[0]
@@ -90,7 +90,7 @@ func (r *Router) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) 
 	}
 	if has && !replace {
 		p.errorf(i, fieldPath, "%s is in context %q (its %s annotation) but carries %s=%s, which names another context; context %q has %s=%s: fix the label or the annotation",
-			describe(o), r.cfg.Names[c], v1alpha1.ContextAnnotation, key, cur, r.cfg.Names[c], key, want)
+			o.Describe(), r.cfg.Names[c], v1alpha1.ContextAnnotation, key, cur, r.cfg.Names[c], key, want)
 		return Decision{Reason: Failed}
 	}
 	stamped := labels.Set(maps.Clone(o.Labels))
@@ -107,7 +107,7 @@ func (r *Router) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) 
 	}
 	if len(others) > 0 {
 		p.errorf(i, fieldPath, "%s goes to context %q, but with %s=%s the selectors of %s would match it on the next run: choose spec.placement.label values that only their own context's selectors match",
-			describe(o), r.cfg.Names[c], key, want, quoteList(r.cfg.NamesOf(others)))
+			o.Describe(), r.cfg.Names[c], key, want, quoteList(r.cfg.NamesOf(others)))
 		return Decision{Reason: Failed}
 	}
 	d.Label = &Label{Key: key, Value: want}

@@ -54,16 +54,6 @@ type Plan struct {
 	Problems  []Problem
 }
 
-// HasErrors reports whether any problem is an error.
-func (p *Plan) HasErrors() bool {
-	for _, pr := range p.Problems {
-		if pr.Severity == Error {
-			return true
-		}
-	}
-	return false
-}
-
 // Router routes objects by a compiled config.
 type Router struct {
 	cfg *config.Config
@@ -142,10 +132,10 @@ func (r *Router) Route(objs []Object) *Plan {
 			if f := &objs[first]; f.APIVersion != o.APIVersion || f.Kind != o.Kind {
 				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "apiVersion", Related: []int{first},
 					Message: fmt.Sprintf("%s %s and %s %s (item %d) are one object: kube-apiserver stores both as %s/%s, so the cluster would keep only the last one applied; keep one of them",
-						o.APIVersion, describe(o), f.APIVersion, describe(f), first, key.group, key.kind)})
+						o.APIVersion, o.Describe(), f.APIVersion, f.Describe(), first, key.group, key.kind)})
 			} else {
 				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "metadata.name", Related: []int{first},
-					Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", describe(o), first)})
+					Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", o.Describe(), first)})
 			}
 			p.Decisions[i].Reason = Failed
 			continue
@@ -208,7 +198,7 @@ func (r *Router) Route(objs []Object) *Plan {
 		}
 		p.Problems = append(p.Problems, Problem{Object: g.first, Severity: Warning, Field: "metadata.namespace",
 			Message: fmt.Sprintf("%s%s is sent to every context as cluster-scoped, a guess: %s %s is no built-in kind, the package has no CustomResourceDefinition for it, and it has no metadata.namespace; if the kind is namespaced it belongs where its Namespace goes. Make it certain: add the kind's CustomResourceDefinition to the package, set metadata.namespace, or pin it with a resourceSelector",
-				describe(o), more, o.APIVersion, o.Kind)})
+				o.Describe(), more, o.APIVersion, o.Kind)})
 	}
 	return p
 }
@@ -231,7 +221,7 @@ type guess struct{ first, more int }
 // but kpt live apply against that release fails on it.
 func (r *Router) warnVersion(p *Plan, i int, o *Object, k kinds.Resolved) {
 	rel := kinds.Release()
-	msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", describe(o), rel, o.APIVersion, o.Kind)
+	msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", o.Describe(), rel, o.APIVersion, o.Kind)
 	if k.Instead != "" {
 		msg += fmt.Sprintf("write apiVersion: %s (routed as %s %s, which has the same scope and storage; kpt live apply against a %s cluster fails on the old version)", k.Instead, k.Instead, o.Kind, rel)
 	} else {
@@ -273,13 +263,6 @@ func isNamespace(o *Object) bool { return o.APIVersion == "v1" && o.Kind == "Nam
 
 func (p *Plan) errorf(i int, field, format string, args ...any) {
 	p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: field, Message: fmt.Sprintf(format, args...)})
-}
-
-func describe(o *Object) string {
-	if o.Namespace != "" {
-		return fmt.Sprintf("%s %s/%s", o.Kind, o.Namespace, o.Name)
-	}
-	return fmt.Sprintf("%s %s", o.Kind, o.Name)
 }
 
 func quoteList(names []string) string {

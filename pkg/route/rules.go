@@ -161,7 +161,7 @@ func (r *Router) sticky(p *Plan, s *subject) bool {
 		c := r.cfg.Index(name)
 		if c < 0 {
 			p.errorf(s.i, "metadata.annotations["+v1alpha1.ContextAnnotation+"]",
-				"%s is pinned to context %q, which the config does not declare (contexts: %s)", describe(o), name, quoteList(r.cfg.Names))
+				"%s is pinned to context %q, which the config does not declare (contexts: %s)", o.Describe(), name, quoteList(r.cfg.Names))
 			s.d = Decision{Reason: Failed}
 			return true
 		}
@@ -196,7 +196,7 @@ func (r *Router) noContext(p *Plan, s *subject) bool {
 		fieldPath = "metadata.namespace" // the Namespace it names would decide
 	}
 	p.errorf(s.i, fieldPath, "%s has no context: %s, it carries no %s annotation, and the config has no defaultContext",
-		describe(o), what, v1alpha1.ContextAnnotation)
+		o.Describe(), what, v1alpha1.ContextAnnotation)
 	s.d = Decision{Reason: Failed}
 	return true
 }
@@ -227,12 +227,12 @@ func (r *Router) moves(p *Plan, s *subject) {
 	if r.cfg.Spec.Spec.AllowMoves {
 		p.Problems = append(p.Problems, Problem{Object: s.i, Severity: Warning, Field: field,
 			Message: fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
-				describe(o), old, newNames, strings.Join(dropped, ","))})
+				o.Describe(), old, newNames, strings.Join(dropped, ","))})
 		d.Dropped = dropped
 		return
 	}
 	p.errorf(s.i, field, "%s would move from %q to %q: kpt live apply --context %s would delete it there; set spec.allowMoves: true to move it on purpose",
-		describe(o), old, newNames, strings.Join(dropped, ","))
+		o.Describe(), old, newNames, strings.Join(dropped, ","))
 	refused := d.Contexts
 	*d = Decision{Reason: Failed, Refused: refused}
 }
@@ -271,7 +271,7 @@ func (r *Router) namespaceConsistency(p *Plan, s *subject) {
 	}
 	if extra := minus(d.Contexts, ns.contexts); len(extra) > 0 {
 		p.errorf(s.i, "metadata.labels", "%s would go to %s, but its Namespace %q goes only to %s: a namespaced resource cannot live in a cluster without its Namespace",
-			describe(s.o), quoteList(r.cfg.NamesOf(extra)), s.o.Namespace, quoteList(r.cfg.NamesOf(ns.contexts)))
+			s.o.Describe(), quoteList(r.cfg.NamesOf(extra)), s.o.Namespace, quoteList(r.cfg.NamesOf(ns.contexts)))
 		*d = Decision{Reason: Failed}
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/function"
 )
 
 const (
@@ -107,7 +107,7 @@ func kptfile(name, pkgName, ctx string) ([]byte, error) {
 			TypeMeta: yaml.TypeMeta{APIVersion: "kpt.dev/v1", Kind: "Kptfile"},
 			ObjectMeta: yaml.ObjectMeta{
 				NameMeta:    yaml.NameMeta{Name: name},
-				Annotations: map[string]string{function.LocalConfigAnnotation: "true"},
+				Annotations: map[string]string{filters.LocalConfigAnnotation: "true"},
 			},
 		},
 		Info: info{Description: fmt.Sprintf("The resources of package %s for kube context %s, written by shard-router split. Do not edit: the next split regenerates this directory.", pkgName, ctx)},

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/testenv"
@@ -23,7 +24,7 @@ func comparable(t *testing.T, n *yaml.RNode) string {
 	t.Helper()
 	c := n.Copy()
 	for k := range c.GetAnnotations() {
-		if strings.HasPrefix(k, "internal.config.kubernetes.io/") || strings.HasPrefix(k, "config.kubernetes.io/") && k != function.LocalConfigAnnotation || k == "config.k8s.io/id" {
+		if strings.HasPrefix(k, "internal.config.kubernetes.io/") || strings.HasPrefix(k, "config.kubernetes.io/") && k != filters.LocalConfigAnnotation || k == "config.k8s.io/id" {
 			if err := c.PipeE(yaml.ClearAnnotation(k)); err != nil {
 				t.Fatal(err)
 			}

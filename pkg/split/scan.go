@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
+
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -127,7 +128,7 @@ func scanDocument(doc []byte, ctx string) (h heldResource, skip, ok bool) {
 			}
 			annos[key] = ""
 			switch key {
-			case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, function.LocalConfigAnnotation:
+			case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation:
 				v, ok := scanScalar(value, lines, n, 4)
 				if !ok {
 					return h, false, false
@@ -144,7 +145,7 @@ func scanDocument(doc []byte, ctx string) (h heldResource, skip, ok bool) {
 	// Copies: the values are substrings of the whole document.
 	o := route.Object{APIVersion: strings.Clone(apiVersion), Kind: strings.Clone(kind), Name: strings.Clone(name), Namespace: strings.Clone(namespace)}
 	kind, name, namespace = o.Kind, o.Name, o.Namespace
-	if v, ok := annos[function.LocalConfigAnnotation]; ok && v != "false" {
+	if v, ok := annos[filters.LocalConfigAnnotation]; ok && v != "false" {
 		return h, true, true
 	}
 	if name == "" || isKptInternal(&o) {

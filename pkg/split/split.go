@@ -100,16 +100,6 @@ type File struct {
 	Data []byte
 }
 
-// HasErrors reports whether any result is an error.
-func (p *Plan) HasErrors() bool {
-	for _, r := range p.Results {
-		if r.Severity == framework.Error {
-			return true
-		}
-	}
-	return false
-}
-
 // Package returns the named context's package.
 func (p *Plan) Package(ctx string) (*Package, bool) {
 	for _, pkg := range p.Packages {
@@ -147,7 +137,7 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 	plan.Results = append(plan.Results, out.Results...)
 	plan.checkDropped(cfg.Compiled, opts.Out)
 	invs := plan.inventories(name, spec)
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		return plan, nil
 	}
 
@@ -177,7 +167,7 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 			return keys
 		}))
 	}
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		return plan, nil
 	}
 	for ctx, routed := range perCtx {
@@ -189,7 +179,7 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 			plan.Packages = append(plan.Packages, pkg)
 		}
 	}
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		plan.Packages = nil
 	}
 	plan.share()

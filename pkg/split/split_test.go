@@ -195,7 +195,7 @@ func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Plan, error)
 	if err != nil {
 		return nil, err
 	}
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		if len(plan.Packages) != 0 {
 			t.Errorf("a plan with errors has %d packages", len(plan.Packages))
 		}

@@ -65,7 +65,7 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
 func (d *OutDir) Write(plan *Plan) error {
-	if plan.HasErrors() {
+	if plan.Results.ExitCode() != 0 {
 		return errors.New("the split has errors; nothing written")
 	}
 	previous := d.contexts()

@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/version"
 )
 
@@ -259,10 +260,11 @@ func parseResourceList(data []byte) ([]kind, error) {
 	if err := json.Unmarshal(data, &l); err != nil {
 		return nil, err
 	}
-	group, ver, found := strings.Cut(l.GroupVersion, "/")
-	if !found {
-		group, ver = "", l.GroupVersion
+	gv, err := schema.ParseGroupVersion(l.GroupVersion)
+	if err != nil {
+		return nil, err
 	}
+	group, ver := gv.Group, gv.Version
 	if ver == "" {
 		return nil, fmt.Errorf("groupVersion %q has no version", l.GroupVersion)
 	}
