@@ -202,8 +202,8 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 		}
 		for _, ch := range datastore.Diff(c, before, datastore.Entries(t, t.Index(c))) {
 			r := v1alpha1.OverrideChange{Context: c, Resource: ch.Resource.String(), Ephemeral: ch.Ephemeral,
-				From: v1alpha1.OverridePlacement{DataStore: ch.From.DataStore, Servers: ch.From.Servers},
-				To:   v1alpha1.OverridePlacement{DataStore: ch.To.DataStore, Servers: ch.To.Servers}}
+				From: v1alpha1.OverrideLocation{DataStore: ch.From.DataStore, Servers: ch.From.Servers},
+				To:   v1alpha1.OverrideLocation{DataStore: ch.To.DataStore, Servers: ch.To.Servers}}
 			r.Message = fmt.Sprintf("context %q: %s moves from %s to %s", c, ch.Resource, ch.From, ch.To)
 			switch datastore.Judge(ch.Ephemeral, allow) {
 			case datastore.AllowedEphemeral:

@@ -94,9 +94,6 @@ func runReport(s Streams, f *reportFlags, src string) error {
 // Report is the JSON and YAML form of `shard-router report`.
 type Report = v1alpha1.CapacityReport
 
-// Placement is one Namespace placed by spec.placement.
-type Placement = v1alpha1.PlacedNamespace
-
 // ReportKind is the kind of the JSON report.
 const ReportKind = v1alpha1.CapacityReportKind
 
@@ -105,12 +102,12 @@ var reportFormats = []string{"table", output.JSON, output.YAML}
 
 func newReport(items []function.Item, out *function.Outcome) *Report {
 	r := &Report{TypeMeta: v1alpha1.NewTypeMeta(ReportKind), Capacity: out.Capacity,
-		Placed: []Placement{}, Results: framework.Results{}}
-	for i, d := range out.Plan.Decisions {
+		Placed: []v1alpha1.PlacedNamespace{}, Results: framework.Results{}}
+	for i, d := range out.Routing.Decisions {
 		if d.Reason != route.Placed {
 			continue
 		}
-		p := Placement{Namespace: items[i].Name, Context: out.Contexts[i]}
+		p := v1alpha1.PlacedNamespace{Namespace: items[i].Name, Context: out.Contexts[i]}
 		if d.Label != nil {
 			p.Label = d.Label.Key + "=" + d.Label.Value
 		}

@@ -109,22 +109,22 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Compiled.Names)
 	}
-	plan, err := split.Route(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
+	layout, err := split.Build(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
 	if err != nil {
 		return err
 	}
-	printResults(s.Err, plan.Results)
-	if plan.Results.ExitCode() != 0 {
-		return fmt.Errorf("split failed: %s", summarize(plan.Results))
+	printResults(s.Err, layout.Results)
+	if layout.Results.ExitCode() != 0 {
+		return fmt.Errorf("split failed: %s", summarize(layout.Results))
 	}
 	if f.context != "" {
-		pkg, _ := plan.Package(f.context)
+		pkg, _ := layout.Package(f.context)
 		return pkg.WriteStream(s.Out)
 	}
-	if err := out.Write(plan); err != nil {
+	if err := out.Write(layout); err != nil {
 		return err
 	}
-	for _, pkg := range plan.Packages {
+	for _, pkg := range layout.Packages {
 		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
 			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
 	}

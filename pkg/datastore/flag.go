@@ -210,8 +210,8 @@ func previousFromJSON(node *yaml.RNode) (*Previous, error) {
 	return prev, nil
 }
 
-// Placement is where one resource is stored in one cluster.
-type Placement struct {
+// Location is where one resource is stored in one cluster.
+type Location struct {
 	// DataStore is the logical datastore: "default" for the main etcd, ""
 	// when only the servers are known.
 	DataStore string
@@ -219,17 +219,17 @@ type Placement struct {
 	Servers []string
 }
 
-// Main reports whether the placement is the main etcd (--etcd-servers).
-func (p Placement) Main() bool { return len(p.Servers) == 0 }
+// Main reports whether the location is the main etcd (--etcd-servers).
+func (l Location) Main() bool { return len(l.Servers) == 0 }
 
-func (p Placement) String() string {
+func (l Location) String() string {
 	switch {
-	case p.Main():
+	case l.Main():
 		return "the main etcd (--etcd-servers)"
-	case p.DataStore != "":
-		return fmt.Sprintf("datastore %q (%s)", p.DataStore, strings.Join(p.Servers, ";"))
+	case l.DataStore != "":
+		return fmt.Sprintf("datastore %q (%s)", l.DataStore, strings.Join(l.Servers, ";"))
 	}
-	return strings.Join(p.Servers, ";")
+	return strings.Join(l.Servers, ";")
 }
 
 // Change is a resource whose datastore changes in one context: it gains,
@@ -237,7 +237,7 @@ func (p Placement) String() string {
 type Change struct {
 	Context   string
 	Resource  kinds.GroupResource
-	From, To  Placement
+	From, To  Location
 	Ephemeral bool
 }
 
@@ -257,11 +257,11 @@ func Diff(context string, before, after []Entry) []Change {
 		if ok && sameServers(was.Servers, e.Servers) {
 			continue
 		}
-		c := Change{Context: context, Resource: e.Resource, To: placement(e), Ephemeral: e.Ephemeral || was.Ephemeral}
+		c := Change{Context: context, Resource: e.Resource, To: locationOf(e), Ephemeral: e.Ephemeral || was.Ephemeral}
 		if ok {
-			c.From = placement(was)
+			c.From = locationOf(was)
 		} else {
-			c.From = Placement{DataStore: v1alpha1.DefaultDataStore}
+			c.From = Location{DataStore: v1alpha1.DefaultDataStore}
 		}
 		out = append(out, c)
 	}
@@ -269,14 +269,14 @@ func Diff(context string, before, after []Entry) []Change {
 		if seen[e.Resource] {
 			continue
 		}
-		out = append(out, Change{Context: context, Resource: e.Resource, From: placement(e),
-			To: Placement{DataStore: v1alpha1.DefaultDataStore}, Ephemeral: e.Ephemeral})
+		out = append(out, Change{Context: context, Resource: e.Resource, From: locationOf(e),
+			To: Location{DataStore: v1alpha1.DefaultDataStore}, Ephemeral: e.Ephemeral})
 	}
 	return out
 }
 
-func placement(e Entry) Placement {
-	return Placement{DataStore: e.DataStore, Servers: slices.Clone(e.Servers)}
+func locationOf(e Entry) Location {
+	return Location{DataStore: e.DataStore, Servers: slices.Clone(e.Servers)}
 }
 
 func sameServers(a, b []string) bool {

@@ -44,7 +44,7 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 		}
 		capa.Contexts[i] = cc
 	}
-	for i, d := range out.Plan.Decisions {
+	for i, d := range out.Routing.Decisions {
 		switch {
 		case d.Reason == route.NotRouted:
 			capa.NotRouted++

@@ -71,7 +71,7 @@ func (c *Config) fieldResults(errs field.ErrorList) framework.Results {
 
 // Outcome is the routing of a whole package: what to annotate, and results.
 type Outcome struct {
-	Plan *route.Plan
+	Routing *route.Routing
 	// Contexts and DataStores are the annotation values per item ("" for an
 	// item that is not routed).
 	Contexts, DataStores []string
@@ -87,13 +87,13 @@ func (c *Config) Decide(items []Item) *Outcome {
 	for i := range items {
 		objs[i] = items[i].Object
 	}
-	plan := c.Router.Route(objs)
-	out := &Outcome{Plan: plan, Contexts: make([]string, len(items)), DataStores: make([]string, len(items))}
+	routing := c.Router.Route(objs)
+	out := &Outcome{Routing: routing, Contexts: make([]string, len(items)), DataStores: make([]string, len(items))}
 	for _, n := range c.Notices {
 		out.Results = append(out.Results, &framework.Result{Severity: framework.Warning, ResourceRef: c.Ref, File: c.File,
 			Field: &framework.Field{Path: n.Field}, Message: "function config: " + n.Message})
 	}
-	for _, pr := range plan.Problems {
+	for _, pr := range routing.Problems {
 		msg := pr.Message
 		if len(pr.Related) > 0 {
 			msg += "; in " + filesOf(items, append([]int{pr.Object}, pr.Related...))
@@ -101,7 +101,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
 	spec := &c.Compiled.Spec.Spec
-	for i, d := range plan.Decisions {
+	for i, d := range routing.Decisions {
 		if !d.Routed() {
 			continue
 		}
@@ -118,7 +118,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 	// One info result per context and per datastore (objects and bytes),
 	// after the placements.
 	capacity := c.capacity(items, out)
-	out.Results = append(out.Results, c.placements(items, out)...)
+	out.Results = append(out.Results, c.placedNamespaces(items, out)...)
 	out.Results = append(out.Results, capacity...)
 	return out
 }

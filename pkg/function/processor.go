@@ -22,7 +22,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	for i, rn := range rl.Items {
 		items[i] = ItemOfShared(rn)
 	}
-	out, results := Route(rl.FunctionConfig, items)
+	out, results := LoadAndDecide(rl.FunctionConfig, items)
 	rl.Results = append(rl.Results, results...)
 	if out == nil {
 		return rl.Results
@@ -37,10 +37,10 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	return nil
 }
 
-// Route loads the function config and decides the items, as both the
+// LoadAndDecide loads the function config and decides the items, as both the
 // reference and the streaming path do. It returns the outcome only when
 // the items may be annotated (no error result), and the results always.
-func Route(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
+func LoadAndDecide(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
 	cfg, errs := LoadConfig(config)
 	if len(errs) > 0 {
 		return nil, errs
@@ -81,7 +81,7 @@ func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
 	need := make([]bool, len(items))
 	anyNeed := false
 	for i, rn := range items {
-		if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), o.Plan.Decisions[i].Label != nil) {
+		if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), o.Routing.Decisions[i].Label != nil) {
 			need[i], anyNeed = true, true
 		}
 	}

@@ -301,7 +301,7 @@ func TestPropertyNoSilentMove(t *testing.T) {
 			}
 			moves++
 			if !named(i) {
-				t.Errorf("%s %s/%s lost a context silently: %v -> %v (decision %v)", it.Kind, it.Namespace, it.Name, it.Previous, now, o.Plan.Decisions[i])
+				t.Errorf("%s %s/%s lost a context silently: %v -> %v (decision %v)", it.Kind, it.Namespace, it.Name, it.Previous, now, o.Routing.Decisions[i])
 			}
 		}
 	})

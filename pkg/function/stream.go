@@ -271,7 +271,7 @@ func (s *streamRun) readItems() ([]Item, error) {
 
 // process is Processor.Process on items already read.
 func (s *streamRun) process(items []Item) {
-	s.outcome, s.results = Route(s.functionConfig, items)
+	s.outcome, s.results = LoadAndDecide(s.functionConfig, items)
 	if s.outcome == nil {
 		s.retErr = s.results
 	}

@@ -1,5 +1,5 @@
 // Package route decides which kube contexts each resource of a package goes
-// to. It is pure: it reads Objects and returns a Plan, with no I/O and no
+// to. It is pure: it reads Objects and returns a Routing, with no I/O and no
 // kyaml types, so the function, split and the benchmarks share it. The
 // rules, in order, and the checks after them are in rules.go; each rule
 // names the Reason it gives (reason.go).

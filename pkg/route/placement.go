@@ -24,7 +24,7 @@ type Label struct{ Key, Value string }
 // In 2 and 3 an annotation naming an undeclared context (a removed one) is
 // a move, which the moves check refuses unless allowMoves; the
 // placementLabel check then sets the label.
-func (r *Router) place(p *Plan, i int, o *Object) Decision {
+func (r *Router) place(p *Routing, i int, o *Object) Decision {
 	pl := r.cfg.Placement
 	if o.HasPrevious {
 		if ctx, ok := r.declared(o.Previous); ok {
@@ -70,7 +70,7 @@ func (r *Router) declared(names []string) ([]int, bool) {
 // label that disagrees with the annotation (unless replace), and a label
 // that would make some other context's selector match the Namespace on the
 // next run, which would then move it or add a context.
-func (r *Router) withLabel(p *Plan, i int, o *Object, d Decision, replace bool) Decision {
+func (r *Router) withLabel(p *Routing, i int, o *Object, d Decision, replace bool) Decision {
 	label := r.cfg.Placement.Label
 	if label == nil {
 		return d

@@ -217,7 +217,7 @@ func namespace(name string, labels map[string]string, annotation string) Object 
 	return o
 }
 
-func problems(p *Plan) string {
+func problems(p *Routing) string {
 	var b strings.Builder
 	for _, pr := range p.Problems {
 		fmt.Fprintf(&b, "[%d %v] %s: %s\n", pr.Object, pr.Severity, pr.Field, pr.Message)

@@ -48,8 +48,9 @@ type Problem struct {
 	Related []int
 }
 
-// Plan is the routing of a whole package.
-type Plan struct {
+// Routing is what Route decided for a whole package: a Decision per
+// object, and every problem.
+type Routing struct {
 	Decisions []Decision
 	Problems  []Problem
 }
@@ -90,8 +91,8 @@ type objKey struct{ group, kind, namespace, name string }
 // objects (identity, duplicates, CRD scopes); then every admitted object
 // goes through the rules (rules.go), Namespaces first since their resources
 // follow them.
-func (r *Router) Route(objs []Object) *Plan {
-	p := &Plan{Decisions: make([]Decision, len(objs))}
+func (r *Router) Route(objs []Object) *Routing {
+	p := &Routing{Decisions: make([]Decision, len(objs))}
 	crdScope := map[[2]string]string{}
 	namespaces := map[string]*nsState{}
 	var nsOrder []*nsState                  // package order, so results are deterministic
@@ -219,7 +220,7 @@ type guess struct{ first, more int }
 // table's release does not serve. It is routed by its group and kind, which
 // give the same scope and storage in every version, so the route is right;
 // but kpt live apply against that release fails on it.
-func (r *Router) warnVersion(p *Plan, i int, o *Object, k kinds.Resolved) {
+func (r *Router) warnVersion(p *Routing, i int, o *Object, k kinds.Resolved) {
 	rel := kinds.Release()
 	msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", o.Describe(), rel, o.APIVersion, o.Kind)
 	if k.Instead != "" {
@@ -230,7 +231,7 @@ func (r *Router) warnVersion(p *Plan, i int, o *Object, k kinds.Resolved) {
 	p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: "apiVersion", Message: msg})
 }
 
-func (r *Router) checkIdentity(p *Plan, i int, o *Object) bool {
+func (r *Router) checkIdentity(p *Routing, i int, o *Object) bool {
 	if o.List {
 		p.errorf(i, "kind", "item %s %s%s is a list of resources, not a resource: kpt does not unwrap Lists (kubectl does), so kpt live apply would send it whole and fail, and shard-router cannot route its items one by one; "+
 			"write each entry of its items as a resource of its own (a YAML document after ---), then run again", o.APIVersion, o.Kind, nameSuffix(o))
@@ -261,7 +262,7 @@ func nameSuffix(o *Object) string {
 
 func isNamespace(o *Object) bool { return o.APIVersion == "v1" && o.Kind == "Namespace" }
 
-func (p *Plan) errorf(i int, field, format string, args ...any) {
+func (p *Routing) errorf(i int, field, format string, args ...any) {
 	p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: field, Message: fmt.Sprintf(format, args...)})
 }
 

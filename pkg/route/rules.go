@@ -19,7 +19,7 @@ import (
 // The rules are direct calls rather than a slice of functions so that the
 // subject stays on the stack: an indirect call makes it escape, which costs
 // an allocation or write barriers per object.
-func (r *Router) route(p *Plan, s *subject) Decision {
+func (r *Router) route(p *Routing, s *subject) Decision {
 	switch {
 	case r.neverRouted(s): // NotRouted
 		return s.d
@@ -141,7 +141,7 @@ func (r *Router) namespaced(o *Object, builtin builtinScope, crdScope map[[2]str
 }
 
 // placed: a Namespace under spec.placement (placement.go).
-func (r *Router) placed(p *Plan, s *subject) bool {
+func (r *Router) placed(p *Routing, s *subject) bool {
 	if r.cfg.Placement == nil || !isNamespace(s.o) {
 		return false
 	}
@@ -151,7 +151,7 @@ func (r *Router) placed(p *Plan, s *subject) bool {
 
 // sticky: an object that carries a context annotation keeps it; those
 // contexts must be declared.
-func (r *Router) sticky(p *Plan, s *subject) bool {
+func (r *Router) sticky(p *Routing, s *subject) bool {
 	o := s.o
 	if !o.HasPrevious {
 		return false
@@ -182,7 +182,7 @@ func (r *Router) defaultContext(s *subject) bool {
 }
 
 // noContext: nothing decided, an error naming the resource.
-func (r *Router) noContext(p *Plan, s *subject) bool {
+func (r *Router) noContext(p *Routing, s *subject) bool {
 	o := s.o
 	what, fieldPath := "no resourceSelector matches its labels", "metadata.labels"
 	switch {
@@ -204,7 +204,7 @@ func (r *Router) noContext(p *Plan, s *subject) bool {
 // moves: dropping a context the resource already carries would make kpt
 // live apply prune it from that cluster. Refused unless allowMoves, which
 // makes it a warning and records the dropped contexts.
-func (r *Router) moves(p *Plan, s *subject) {
+func (r *Router) moves(p *Routing, s *subject) {
 	d := &s.d
 	o := s.o
 	if !d.Routed() || !o.HasPrevious {
@@ -240,7 +240,7 @@ func (r *Router) moves(p *Plan, s *subject) {
 // placementLabel: a Namespace that placement decided carries
 // spec.placement.label (placement.go). On an allowed move the label still
 // names the old context, so it is replaced.
-func (r *Router) placementLabel(p *Plan, s *subject) {
+func (r *Router) placementLabel(p *Routing, s *subject) {
 	d := &s.d
 	if r.cfg.Placement == nil || !isNamespace(s.o) || (d.Reason != Placed && d.Reason != Sticky) {
 		return
@@ -252,7 +252,7 @@ func (r *Router) placementLabel(p *Plan, s *subject) {
 // without its Namespace. When its Namespace failed, so does the resource,
 // recording where it would have gone so that a preview can show the whole
 // refused move.
-func (r *Router) namespaceConsistency(p *Plan, s *subject) {
+func (r *Router) namespaceConsistency(p *Routing, s *subject) {
 	d := &s.d
 	ns := s.ns
 	if ns == nil {

@@ -30,7 +30,7 @@ func massPrune(c pruneCount, maxPercent, minObjects int) bool {
 // delete most of a cluster. It adds an error per context that trips it (a
 // warning with spec.allowMassPrune or --allow-mass-prune) and returns those
 // contexts. Contexts dropped from the config are refused as moves instead.
-func (p *Plan) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out *OutDir, counts []pruneCount) map[string]bool {
+func (p *Layout) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out *OutDir, counts []pruneCount) map[string]bool {
 	p.guarded = true
 	maxPercent, minObjects := spec.PruneGuard.Limits()
 	tripped := map[string]bool{}

@@ -311,7 +311,7 @@ func countDistinct(want []string) int {
 
 // routesOf reads back every context package of a plan: each routed
 // resource's contexts and datastore annotation, and the written resources.
-func routesOf(t *testing.T, plan *Plan) (map[string]string, []*yaml.RNode) {
+func routesOf(t *testing.T, plan *Layout) (map[string]string, []*yaml.RNode) {
 	t.Helper()
 	where := map[string][]string{}
 	ds := map[string]string{}

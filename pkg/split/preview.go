@@ -43,7 +43,7 @@ type PreviewOptions struct {
 // are not changes. Results are Route's; the plan's Errors and Warnings are
 // left for the caller to fill from them.
 func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
-	sp, err := Route(in, cfg, opts)
+	sp, err := Build(in, cfg, opts)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +93,7 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 }
 
 type preview struct {
-	sp  *Plan
+	sp  *Layout
 	cfg *function.Config
 	out *OutDir
 	doc *v1alpha1.SplitPlan
@@ -191,7 +191,7 @@ type update struct {
 
 // place decides where each item would go.
 func (pv *preview) place() {
-	ds := pv.sp.out.Plan.Decisions
+	ds := pv.sp.out.Routing.Decisions
 	pv.contexts = make([][]int, len(ds))
 	pv.unknown = map[objKey]bool{}
 	for i, d := range ds {
@@ -345,13 +345,13 @@ func (pv *preview) movesAndDataStores() {
 		ref := refOf(key)
 		if !sameSet(from, to) {
 			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(pv.cfg.Compiled, from[a]) < ctxOrder(pv.cfg.Compiled, from[b]) })
-			refused := pv.sp.out.Plan.Decisions[i].Reason == route.Failed
+			refused := pv.sp.out.Routing.Decisions[i].Reason == route.Failed
 			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
 		}
 		if !it.HasPrevious {
 			continue
 		}
-		if !it.HasDataStore || !pv.sp.out.Plan.Decisions[i].Routed() {
+		if !it.HasDataStore || !pv.sp.out.Routing.Decisions[i].Routed() {
 			continue
 		}
 		old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)

@@ -47,7 +47,7 @@ func dumpInput(t *testing.T, in *Input) string {
 
 // dumpPlan is everything split writes for a plan: results, then every file
 // of every context, then each context's stream form.
-func dumpPlan(t *testing.T, plan *Plan) string {
+func dumpPlan(t *testing.T, plan *Layout) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range plan.Results {

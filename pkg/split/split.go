@@ -45,8 +45,9 @@ type Options struct {
 	AllowMassPrune bool
 }
 
-// Plan is a routed package, ready to be written.
-type Plan struct {
+// Layout is the input laid out as one package per context, ready to be
+// written (OutDir.Write) or compared with the previous split (Preview).
+type Layout struct {
 	// Results are the function's results plus split's own; on any error
 	// the plan must not be written.
 	Results framework.Results
@@ -71,9 +72,9 @@ type Package struct {
 	// Resources counts the package's resources (Kptfile and inventory aside).
 	Resources int
 	// files are the package's files, sorted by path.
-	files []plannedFile
-	plan  *Plan
-	rg    []byte
+	files  []plannedFile
+	layout *Layout
+	rg     []byte
 }
 
 // plannedFile is one file of a context package: its resources (input
@@ -101,7 +102,7 @@ type File struct {
 }
 
 // Package returns the named context's package.
-func (p *Plan) Package(ctx string) (*Package, bool) {
+func (p *Layout) Package(ctx string) (*Package, bool) {
 	for _, pkg := range p.Packages {
 		if pkg.Context == ctx {
 			return pkg, true
@@ -110,48 +111,48 @@ func (p *Plan) Package(ctx string) (*Package, bool) {
 	return nil, false
 }
 
-// Route routes the input with cfg exactly as function mode does, and
-// plans the context packages. A resource with no context annotation takes
+// Build routes the input with cfg exactly as function mode does, and lays
+// out the context packages. A resource with no context annotation takes
 // the contexts whose previous output held it as its previous placement
 // (and their datastores as its previous datastores), so that a package that
 // was never annotated cannot silently move. The returned error is for
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
-func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
-	plan := &Plan{in: in}
+func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
+	layout := &Layout{in: in}
 	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
 		name = in.PackageName()
 	}
 	if name == "" {
-		plan.errorf("", "cannot name the context packages: the input has no Kptfile; give a package name with --name")
-		return plan, nil
+		layout.errorf("", "cannot name the context packages: the input has no Kptfile; give a package name with --name")
+		return layout, nil
 	}
 	items := in.Items()
 	for i := range items {
 		adoptPrevious(&items[i], cfg.Compiled, opts.Out)
 	}
 	out := cfg.Decide(items)
-	plan.out, plan.items = out, items
-	plan.Results = append(plan.Results, out.Results...)
-	plan.checkDropped(cfg.Compiled, opts.Out)
-	invs := plan.inventories(name, spec)
-	if plan.Results.ExitCode() != 0 {
-		return plan, nil
+	layout.out, layout.items = out, items
+	layout.Results = append(layout.Results, out.Results...)
+	layout.checkDropped(cfg.Compiled, opts.Out)
+	invs := layout.inventories(name, spec)
+	if layout.Results.ExitCode() != 0 {
+		return layout, nil
 	}
 
 	names := cfg.Compiled.Names
 	perCtx := make([][]int, len(names))
 	for i := range items {
-		d := out.Plan.Decisions[i]
+		d := out.Routing.Decisions[i]
 		if !d.Routed() {
 			continue
 		}
 		if err := in.locs[i].err; err != nil {
-			return nil, fmt.Errorf("naming a file for %s: %w", plan.describe(i), err)
+			return nil, fmt.Errorf("naming a file for %s: %w", layout.describe(i), err)
 		}
-		if !plan.checkPath(i, &items[i]) {
+		if !layout.checkPath(i, &items[i]) {
 			continue
 		}
 		for _, ctx := range d.Contexts {
@@ -159,7 +160,7 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 		}
 	}
 	if opts.Out != nil {
-		plan.checkMassPrune(spec, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[objKey]bool {
+		layout.checkMassPrune(spec, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[objKey]bool {
 			keys := make(map[objKey]bool, len(perCtx[ctx]))
 			for _, i := range perCtx[ctx] {
 				keys[keyOf(&items[i].Object)] = true
@@ -167,28 +168,28 @@ func Route(in *Input, cfg *function.Config, opts Options) (*Plan, error) {
 			return keys
 		}))
 	}
-	if plan.Results.ExitCode() != 0 {
-		return plan, nil
+	if layout.Results.ExitCode() != 0 {
+		return layout, nil
 	}
 	for ctx, routed := range perCtx {
-		pkg, err := plan.build(names[ctx], name, invs[ctx], routed)
+		pkg, err := layout.build(names[ctx], name, invs[ctx], routed)
 		if err != nil {
 			return nil, err
 		}
 		if pkg != nil {
-			plan.Packages = append(plan.Packages, pkg)
+			layout.Packages = append(layout.Packages, pkg)
 		}
 	}
-	if plan.Results.ExitCode() != 0 {
-		plan.Packages = nil
+	if layout.Results.ExitCode() != 0 {
+		layout.Packages = nil
 	}
-	plan.share()
-	return plan, nil
+	layout.share()
+	return layout, nil
 }
 
 // share marks the files that several contexts hold with the same
 // resources, so that each is encoded once.
-func (p *Plan) share() {
+func (p *Layout) share() {
 	type use struct {
 		s     *sharedFile
 		files []*plannedFile
@@ -198,7 +199,7 @@ func (p *Plan) share() {
 	for _, pkg := range p.Packages {
 		for k := range pkg.files {
 			f := &pkg.files[k]
-			if f.items == nil || len(p.out.Plan.Decisions[f.items[0]].Contexts) < 2 {
+			if f.items == nil || len(p.out.Routing.Decisions[f.items[0]].Contexts) < 2 {
 				continue
 			}
 			key = append(key[:0], f.path...)
@@ -224,12 +225,12 @@ func (p *Plan) share() {
 
 // prepare returns resource i as its context packages hold it: a copy,
 // annotated with its route, with kpt's default path when it had none.
-func (p *Plan) prepare(i int) (*yaml.RNode, error) {
+func (p *Layout) prepare(i int) (*yaml.RNode, error) {
 	n, err := p.in.Node(i)
 	if err != nil {
 		return nil, err
 	}
-	if p.out != nil && p.out.Plan.Decisions[i].Routed() {
+	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
 		if err := p.out.ApplyItem(i, n); err != nil {
 			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
 		}
@@ -244,7 +245,7 @@ func (p *Plan) prepare(i int) (*yaml.RNode, error) {
 }
 
 // describe names resource i and its file for messages.
-func (p *Plan) describe(i int) string {
+func (p *Layout) describe(i int) string {
 	n, err := p.in.Node(i)
 	if err != nil {
 		return fmt.Sprintf("item %d", i)
@@ -297,7 +298,7 @@ func adoptPrevious(it *function.Item, cfg *config.Config, out *OutDir) {
 
 // checkDropped treats a context that left the config, but whose previous
 // directory holds resources, as a move of them all.
-func (p *Plan) checkDropped(cfg *config.Config, out *OutDir) {
+func (p *Layout) checkDropped(cfg *config.Config, out *OutDir) {
 	if out == nil {
 		return
 	}
@@ -324,7 +325,7 @@ func (p *Plan) checkDropped(cfg *config.Config, out *OutDir) {
 
 // inventories derives each context's inventory and refuses two contexts
 // that would share an inventory id.
-func (p *Plan) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v1alpha1.Inventory {
+func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v1alpha1.Inventory {
 	invs := make([]v1alpha1.Inventory, len(spec.Contexts))
 	byID := map[string]int{}
 	for i, c := range spec.Contexts {
@@ -347,7 +348,7 @@ var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 
 // checkPath refuses a path annotation that would write outside the context
 // directory or over split's own files.
-func (p *Plan) checkPath(i int, it *function.Item) bool {
+func (p *Layout) checkPath(i int, it *function.Item) bool {
 	file := p.in.locs[i].path
 	why := ""
 	switch {
@@ -377,7 +378,7 @@ func (p *Plan) checkPath(i int, it *function.Item) bool {
 
 // build plans one context's package from its resources (input indexes):
 // which file holds which resources, in which order. Nothing is encoded yet.
-func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int) (*Package, error) {
+func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int) (*Package, error) {
 	type placed struct {
 		file  string
 		index int
@@ -397,7 +398,7 @@ func (p *Plan) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int) 
 		}
 		return ps[a].index < ps[b].index
 	})
-	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(routed), plan: p}
+	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(routed), layout: p}
 	for i := 1; i < len(ps); i++ {
 		if ps[i].file == ps[i-1].file && ps[i].index == ps[i-1].index && ps[i].index >= 0 {
 			p.errorf("", "%s and %s would both be item %d of %s in context %q", p.describe(ps[i-1].item), p.describe(ps[i].item), ps[i].index, ps[i].file, ctx)
@@ -476,7 +477,7 @@ func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 func (pkg *Package) nodes(f *plannedFile) ([]*yaml.RNode, error) {
 	nodes := make([]*yaml.RNode, len(f.items))
 	for j, i := range f.items {
-		n, err := pkg.plan.prepare(i)
+		n, err := pkg.layout.prepare(i)
 		if err != nil {
 			return nil, err
 		}
@@ -522,7 +523,7 @@ func streamNodes(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 	return nodes, nil
 }
 
-func (p *Plan) errorf(field, format string, args ...any) {
+func (p *Layout) errorf(field, format string, args ...any) {
 	r := &framework.Result{Severity: framework.Error, Message: fmt.Sprintf(format, args...)}
 	if field != "" {
 		r.Field = &framework.Field{Path: field}

@@ -162,7 +162,7 @@ func keys(m map[string]string) []string {
 // splitDir runs what `shard-router split PKG -o OUT` runs. It returns the
 // plan, or the error that stopped it; plan errors make it return an error
 // naming them, and nothing is written then.
-func splitDir(t *testing.T, pkg, out string) (*Plan, error) {
+func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	t.Helper()
 	od, err := OpenOutDir(out)
 	if err != nil {
@@ -177,7 +177,7 @@ func splitDir(t *testing.T, pkg, out string) (*Plan, error) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Plan, error) {
+func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {
@@ -191,7 +191,7 @@ func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Plan, error)
 	if opts != nil {
 		o.PackageName, o.AllowMassPrune = opts.PackageName, opts.AllowMassPrune
 	}
-	plan, err := Route(in, cfg, o)
+	plan, err := Build(in, cfg, o)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func errorResults(rs framework.Results) error {
 	return errors.New(strings.Join(msgs, "\n"))
 }
 
-func mustSplit(t *testing.T, pkg, out string) *Plan {
+func mustSplit(t *testing.T, pkg, out string) *Layout {
 	t.Helper()
 	plan, err := splitDir(t, pkg, out)
 	if err != nil {

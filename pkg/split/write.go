@@ -64,7 +64,7 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // context. Previous context directories are replaced whole; those of
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
-func (d *OutDir) Write(plan *Plan) error {
+func (d *OutDir) Write(plan *Layout) error {
 	if plan.Results.ExitCode() != 0 {
 		return errors.New("the split has errors; nothing written")
 	}

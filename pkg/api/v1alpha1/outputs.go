@@ -104,17 +104,17 @@ type OverridesChangeReport struct {
 type OverrideChange struct {
 	Context   string             `json:"context"`
 	Resource  string             `json:"resource"`
-	From      OverridePlacement  `json:"from"`
-	To        OverridePlacement  `json:"to"`
+	From      OverrideLocation   `json:"from"`
+	To        OverrideLocation   `json:"to"`
 	Ephemeral bool               `json:"ephemeral,omitempty"`
 	Allowed   bool               `json:"allowed"`
 	Severity  framework.Severity `json:"severity"`
 	Message   string             `json:"message"`
 }
 
-// OverridePlacement is where a resource is stored: a logical datastore and
+// OverrideLocation is where a resource is stored: a logical datastore and
 // its etcd servers.
-type OverridePlacement struct {
+type OverrideLocation struct {
 	DataStore string   `json:"dataStore,omitempty"`
 	Servers   []string `json:"servers,omitempty"`
 }

@@ -11,11 +11,11 @@ import (
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
-// placements reports each Namespace that spec.placement placed, so that a
+// placedNamespaces reports each Namespace that spec.placement placed, so that a
 // new placement is visible in review before it becomes sticky.
-func (c *Config) placements(items []Item, out *Outcome) framework.Results {
+func (c *Config) placedNamespaces(items []Item, out *Outcome) framework.Results {
 	var res framework.Results
-	for i, d := range out.Plan.Decisions {
+	for i, d := range out.Routing.Decisions {
 		if d.Reason != route.Placed {
 			continue
 		}
@@ -34,7 +34,7 @@ func (c *Config) placements(items []Item, out *Outcome) framework.Results {
 // annotations, and the placement label if any. It touches the node only
 // where a value differs, so a second run changes nothing.
 func (o *Outcome) ApplyItem(i int, rn *yaml.RNode) error {
-	l := o.Plan.Decisions[i].Label
+	l := o.Routing.Decisions[i].Label
 	if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), l != nil) {
 		if err := deAnchor(rn); err != nil {
 			return fmt.Errorf("cannot write its annotations without changing the places its YAML anchors are used, nor expand them: %w", err)
