@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
@@ -79,7 +80,7 @@ func sharedMetadata(item *yaml.Node, labels bool) bool {
 		fields = append(fields, "labels")
 	}
 	for _, f := range fields {
-		if v := explicitField(meta, f); v != nil && (hasAnchors(v) || (v.Kind == yaml.MappingNode && hasMergeKey(v))) {
+		if v := explicitField(meta, f); v != nil && (yamlio.HasAnchors(v) || (v.Kind == yaml.MappingNode && hasMergeKey(v))) {
 			return true
 		}
 	}
