@@ -6,11 +6,11 @@ import (
 	"sync"
 )
 
-// ReadInput reads all of r: a regular file is mapped into memory (release
+// readInput reads all of r: a regular file is mapped into memory (release
 // unmaps it; nothing read from it may be used after that), anything else
 // is read in blocks (release does nothing). On a read error, data is what
 // was read before it.
-func ReadInput(r io.Reader) (data []byte, release func(), err error) {
+func readInput(r io.Reader) (data []byte, release func(), err error) {
 	if f, ok := r.(*os.File); ok {
 		if data, unmap := mapInput(f); data != nil {
 			return data, sync.OnceFunc(unmap), nil

@@ -16,7 +16,7 @@ import (
 // opts.Reference, is read whole by kyaml's reader (the reference path),
 // read being called in order with fast false.
 func ReadStream[T any](r io.Reader, opts Options, read func(n *yaml.RNode, fast bool) T) ([]T, *yaml.RNode, error) {
-	data, release, err := ReadInput(r)
+	data, release, err := readInput(r)
 	if err != nil {
 		return nil, nil, err
 	}
