@@ -132,3 +132,99 @@ func mappingNode(content ...*yaml.Node) *yaml.Node {
 }
 
 func scalarNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: v} }
+
+// Lookup returns the value node of a mapping's key as a YAML 1.1 loader
+// (kubectl's, kpt's) reads it, so that routing sees the object that reaches
+// kube-apiserver: aliases are followed (a label map written as *anchor
+// routes like the map it names), and merge keys (<<: *base) are expanded,
+// explicit keys first, then each merged map in order. The common case, a
+// mapping without merge keys, is one scan.
+func Lookup(n *yaml.Node, name string) *yaml.Node {
+	n = Deref(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	merges := false
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := Deref(n.Content[i])
+		if IsMergeKey(k) {
+			merges = true
+			continue
+		}
+		if k.Value == name {
+			return Deref(n.Content[i+1])
+		}
+	}
+	if !merges {
+		return nil
+	}
+	var found *yaml.Node
+	MergedFields(n, 0, func(k, v *yaml.Node) bool {
+		if k.Value == name {
+			found = v
+			return false
+		}
+		return true
+	})
+	return found
+}
+
+// maxMergeDepth bounds merges of merges, against pathological inputs.
+const maxMergeDepth = 16
+
+// IsMergeKey reports a YAML 1.1 merge key: a plain <<, not a quoted one.
+func IsMergeKey(k *yaml.Node) bool {
+	return k != nil && k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
+}
+
+// HasMergeKey reports whether a mapping has a merge key of its own.
+func HasMergeKey(m *yaml.Node) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if IsMergeKey(Deref(m.Content[i])) {
+			return true
+		}
+	}
+	return false
+}
+
+// MergedFields calls yield for the fields of mapping m in YAML 1.1 merge
+// order: its explicit keys, then those of each merged map (earlier maps of a
+// merge sequence first, recursively). A key can come more than once; the
+// first is the one that counts. It stops when yield returns false.
+func MergedFields(m *yaml.Node, depth int, yield func(k, v *yaml.Node) bool) bool {
+	m = Deref(m)
+	if m == nil || m.Kind != yaml.MappingNode || depth > maxMergeDepth {
+		return true
+	}
+	var merges []*yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := Deref(m.Content[i])
+		if IsMergeKey(k) {
+			merges = append(merges, Deref(m.Content[i+1]))
+			continue
+		}
+		if k != nil && !yield(k, Deref(m.Content[i+1])) {
+			return false
+		}
+	}
+	for _, v := range merges {
+		if v != nil && v.Kind == yaml.SequenceNode {
+			for _, e := range v.Content {
+				if !MergedFields(e, depth+1, yield) {
+					return false
+				}
+			}
+		} else if !MergedFields(v, depth+1, yield) {
+			return false
+		}
+	}
+	return true
+}
+
+// Deref follows aliases (up to 16) to the node they name.
+func Deref(n *yaml.Node) *yaml.Node {
+	for depth := 0; n != nil && n.Kind == yaml.AliasNode && depth < 16; depth++ {
+		n = n.Alias
+	}
+	return n
+}

@@ -516,7 +516,7 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 				next = metadataPath
 			case where == metadataPath && p.key == "annotations":
 				next = annotationsPath
-				if v := resolveAlias(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
+				if v := yamlio.Deref(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
 					continue // an annotations mapping with nothing that reaches the cluster
 				}
 			}
@@ -532,17 +532,10 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 // keyText is a mapping key as JSON would name it: its text (every key of a
 // Kubernetes object is a string).
 func keyText(n *yaml.Node) string {
-	if n = resolveAlias(n); n == nil || n.Kind != yaml.ScalarNode {
+	if n = yamlio.Deref(n); n == nil || n.Kind != yaml.ScalarNode {
 		return "!!node"
 	}
 	return n.Value
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
-		n = n.Alias
-	}
-	return n
 }
 
 func emptyAfterStrip(m *yaml.Node) bool {
@@ -557,7 +550,7 @@ func emptyAfterStrip(m *yaml.Node) bool {
 // scalarValue is a scalar's resolved value with its type: "!!str:x",
 // "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
 func scalarValue(n *yaml.Node) string {
-	n = resolveAlias(n)
+	n = yamlio.Deref(n)
 	if n == nil {
 		return "!!null:"
 	}
