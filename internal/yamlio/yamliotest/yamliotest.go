@@ -23,7 +23,8 @@ type Outcome struct {
 	IsRes   bool
 }
 
-func observe(out *bytes.Buffer, err error) Outcome {
+// Observe is what a caller sees of a run that wrote out and returned err.
+func Observe(out *bytes.Buffer, err error) Outcome {
 	o := Outcome{Out: out.String()}
 	if err != nil {
 		o.Err = err.Error()
@@ -35,23 +36,24 @@ func observe(out *bytes.Buffer, err error) Outcome {
 	return o
 }
 
-// RunBoth runs fn in function mode on the same bytes twice: with the
-// default options (the streaming path, or its fallback) and on the
-// reference path. Streamed reports whether the streaming path takes the
-// input; when it does not, refusal is its reason, a fallback error (any
-// other error fails the test): the input is then known to be refused, and
-// fast is the fallback's output.
+// RunBoth runs fn in function mode on the same bytes on the reference path
+// and, when the streaming path takes the input, on the streaming path.
+// Streamed reports whether it does; when it does not, refusal is its
+// reason, a fallback error (any other error fails the test), and fast is
+// empty: a refused input is known to be refused, and never compared with
+// the reference path's run of itself.
 func RunBoth[T any](t testing.TB, fn yamlio.Function[T], input []byte) (fast, ref Outcome, streamed bool, refusal string) {
 	t.Helper()
-	var refOut, fastOut bytes.Buffer
-	ref = observe(&refOut, yamlio.RunFunction(bytes.NewReader(input), &refOut, fn, yamlio.Options{Reference: true}))
-	fast = observe(&fastOut, yamlio.RunFunction(bytes.NewReader(input), &fastOut, fn, yamlio.Options{}))
+	var refOut bytes.Buffer
+	ref = Observe(&refOut, yamlio.RunFunction(bytes.NewReader(input), &refOut, fn, yamlio.Options{Reference: true}))
 	if err := yamlio.StreamRefusal(input); err != nil {
 		if !yamlio.IsFallback(err) {
 			t.Fatalf("the streaming path fails instead of refusing: %v", err)
 		}
-		return fast, ref, false, err.Error()
+		return Outcome{}, ref, false, err.Error()
 	}
+	var fastOut bytes.Buffer
+	fast = Observe(&fastOut, yamlio.RunFunction(bytes.NewReader(input), &fastOut, fn, yamlio.Options{}))
 	return fast, ref, true, ""
 }
 
