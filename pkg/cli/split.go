@@ -136,13 +136,13 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 // directory inside the package is never read back.
 func readInput(s Streams, src string, out *split.OutDir) (*split.Input, error) {
 	if src == "-" {
-		return split.ReadStream(s.In)
+		return split.ReadStream(s.In, ioOptions())
 	}
 	var skip []string
 	if out != nil {
 		skip = append(skip, out.Path)
 	}
-	return split.ReadPackage(src, skip...)
+	return split.ReadPackage(src, ioOptions(), skip...)
 }
 
 // configNode returns --config FILE, else the input's config.

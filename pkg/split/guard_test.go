@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
 func TestMassPruneThresholds(t *testing.T) {
@@ -81,7 +83,7 @@ func TestMassPruneGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadPackage(pkg, od.Path)
+			in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
