@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 FUZZTIME="${FUZZTIME:-30s}"
 FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-10s}"
-PKGS="${FUZZPKGS:-./pkg/... ./cmd/...}"
+PKGS="${FUZZPKGS:-./pkg/... ./internal/... ./cmd/...}"
 
 failed=()
 # `go test -list` prints the matching names of each package, then "ok <pkg>".

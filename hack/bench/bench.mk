@@ -8,8 +8,8 @@ bench: bench-go bench-process ## Go benchmarks, then the whole-process compariso
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
-	go test -run '^$$' -bench 'BenchmarkItemDecode' -benchtime 2000x ./pkg/function/
-	go test -run '^$$' -bench 'BenchmarkRun' -benchtime 3x ./pkg/function/
+	go test -run '^$$' -bench 'BenchmarkItemDecode' -benchtime 2000x ./internal/yamlio/
+	go test -run '^$$' -bench 'BenchmarkRun' -benchtime 3x ./internal/yamlio/
 	go test -run '^$$' -bench 'BenchmarkSplit' -benchtime 2x ./pkg/split/
 
 bench-process: $(TOOLS_BIN)/kyaml-noop ## Whole-process wall time and peak RSS vs the kyaml no-op

@@ -95,7 +95,7 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 		node, err = split.ReadConfigFile(f.config)
 	} else {
 		var in *split.Input
-		if in, err = split.ReadPackage(dir); err == nil {
+		if in, err = split.ReadPackage(dir, ioOptions()); err == nil {
 			node, err = in.Config()
 		}
 	}

@@ -60,10 +60,10 @@ datastore changes, and which of them the rules refuse (allowMoves,
 allowDataStoreChanges, ephemeral). An absent or empty OUT_DIR makes every
 object a create.
 
-The mass-deletion guard applies as in split: pruning from one context that
-held at least spec.pruneGuard.minObjects (10) objects more than
-spec.pruneGuard.maxPercent (50) of them, or all, is refused unless
-spec.allowMassPrune or --allow-mass-prune.
+The mass-deletion guard applies as in split: pruning all of one context's
+objects, or, from one context that held at least spec.pruneGuard.minObjects
+(10) objects, more than spec.pruneGuard.maxPercent (50) of them, is refused
+unless spec.allowMassPrune or --allow-mass-prune.
 
 Formats: table (default), markdown (a pull-request comment: summaries first,
 each context collapsed), json and yaml (a SplitPlan, apiVersion

@@ -100,7 +100,9 @@ func runFunction(s Streams) error {
 			in, sn.content = f, true
 		}
 	}
-	err := function.Run(in, s.Out)
+	opts := ioOptions()
+	opts.Streaming = limitMemory
+	err := function.Run(in, s.Out, opts)
 	if err == nil {
 		return nil
 	}

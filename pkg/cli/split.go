@@ -50,10 +50,11 @@ The previous split in OUT_DIR counts as the old placement of resources that
 carry no context annotation: a move between contexts is refused unless the
 config sets allowMoves, as in function mode. Any error writes nothing.
 
-The mass-deletion guard refuses a split that would prune, from one context
-whose previous package held at least spec.pruneGuard.minObjects objects
-(default 10), more than spec.pruneGuard.maxPercent of them (default 50), or
-all of them, unless spec.allowMassPrune or --allow-mass-prune. Run
+The mass-deletion guard refuses a split that would prune all of one
+context's objects, or, from one context whose previous package held at least
+spec.pruneGuard.minObjects objects (default 10), more than
+spec.pruneGuard.maxPercent of them (default 50), unless spec.allowMassPrune
+or --allow-mass-prune. Run
 shard-router plan first to see what each cluster would gain and lose.
 
 Re-running regenerates every context directory completely, so files of deleted
@@ -135,13 +136,13 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 // directory inside the package is never read back.
 func readInput(s Streams, src string, out *split.OutDir) (*split.Input, error) {
 	if src == "-" {
-		return split.ReadStream(s.In)
+		return split.ReadStream(s.In, ioOptions())
 	}
 	var skip []string
 	if out != nil {
 		skip = append(skip, out.Path)
 	}
-	return split.ReadPackage(src, skip...)
+	return split.ReadPackage(src, ioOptions(), skip...)
 }
 
 // configNode returns --config FILE, else the input's config.

@@ -200,7 +200,7 @@ func ParseResource(s string) (kinds.GroupResource, error) {
 }
 
 func notStoredReason(gr kinds.GroupResource) string {
-	return fmt.Sprintf("%s is not a built-in resource that kube-apiserver 1.34 stores under its core storage factory, so an override for it would do nothing (custom resources, CRDs, APIServices, aggregated and virtual resources are never overridden; check the group and the plural resource name)", gr)
+	return fmt.Sprintf("%s is not a built-in resource that kube-apiserver %s stores under its core storage factory, so an override for it would do nothing (custom resources, CRDs, APIServices, aggregated and virtual resources are never overridden; check the group and the plural resource name)", gr, kinds.Release())
 }
 
 // Index returns the position of the named context, or -1.

@@ -44,13 +44,23 @@ func Entries(c *config.Config, ctx int) []Entry {
 
 // FormatFlag renders entries as the value of kube-apiserver's
 // --etcd-servers-overrides: "group/resource#url;url" joined by ",". It is
-// "" when there are none (then the flag should be left out).
+// "" when there are none (then the flag should be left out). The value is
+// one CSV record, written as pflag writes a StringSlice, so that an entry
+// holding a ',' or a '"' (read from a quoted flag) comes back whole;
+// entries of a validated config never need quoting.
 func FormatFlag(entries []Entry) string {
+	if len(entries) == 0 {
+		return ""
+	}
 	parts := make([]string, len(entries))
 	for i, e := range entries {
 		parts[i] = e.Resource.String() + "#" + strings.Join(e.Servers, ";")
 	}
-	return strings.Join(parts, ",")
+	var b strings.Builder
+	w := csv.NewWriter(&b)
+	_ = w.Write(parts) // a strings.Builder never fails
+	w.Flush()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // ParseFlag reads an --etcd-servers-overrides value as kube-apiserver 1.34

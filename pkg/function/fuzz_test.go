@@ -100,7 +100,7 @@ func FuzzProcess(f *testing.F) {
 		out, err := executeProcessor(input)
 		r := &kio.ByteReader{Reader: bytes.NewReader(input), OmitReaderAnnotations: true}
 		if _, rerr := r.Read(); rerr != nil || r.WrappingKind != kio.ResourceListKind {
-			// Not a ResourceList: function mode refuses it (RunReference);
+			// Not a ResourceList: function mode refuses it (the reference path);
 			// framework.Execute alone echoes bare resources.
 			return
 		}

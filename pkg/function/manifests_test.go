@@ -1,12 +1,16 @@
 package function
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
 )
 
 // manifestConfig routes Namespaces by shard label, tier=edge resources to
@@ -251,18 +255,20 @@ func TestManifestClasses(t *testing.T) {
 	for _, tc := range manifestCases {
 		t.Run(tc.name, func(t *testing.T) {
 			input := manifestInput(tc)
-			fast, ref, streamed, reason := runBoth(t, input)
-			requireSame(t, tc.name, fast, ref)
+			fast, ref, streamed, reason := yamliotest.RunBoth(t, Processor{}, input)
+			if streamed {
+				yamliotest.RequireSame(t, tc.name, fast, ref)
+			}
 			if streamed != tc.streamed {
 				t.Errorf("streamed = %v (%s), want %v", streamed, reason, tc.streamed)
 			}
-			if (ref.err != "") != tc.wantErr {
-				t.Errorf("error = %q, want error: %v", ref.err, tc.wantErr)
+			if (ref.Err != "") != tc.wantErr {
+				t.Errorf("error = %q, want error: %v", ref.Err, tc.wantErr)
 			}
-			rr := &kio.ByteReader{Reader: strings.NewReader(ref.out), OmitReaderAnnotations: true}
+			rr := &kio.ByteReader{Reader: strings.NewReader(ref.Out), OmitReaderAnnotations: true}
 			items, err := rr.Read()
 			if err != nil {
-				t.Fatalf("output is not a ResourceList: %v\n%s", err, ref.out)
+				t.Fatalf("output is not a ResourceList: %v\n%s", err, ref.Out)
 			}
 			var got []string
 			var objs []map[string]any
@@ -288,9 +294,10 @@ func TestManifestClasses(t *testing.T) {
 				tc.check(t, objs)
 			}
 			// A second run changes nothing.
-			again, _, _, _ := runBoth(t, []byte(ref.out))
-			if !tc.wantErr && again.out != ref.out {
-				t.Errorf("a second run changes the output:\n%s", firstDiff(again.out, ref.out))
+			var again bytes.Buffer
+			_ = Run(strings.NewReader(ref.Out), &again, yamlio.Options{})
+			if !tc.wantErr && again.String() != ref.Out {
+				t.Errorf("a second run changes the output:\n%s", yamliotest.FirstDiff(again.String(), ref.Out))
 			}
 		})
 	}
@@ -333,12 +340,14 @@ spec:
     annotations: &l {team: x}
     labels: *l
 `
-	fast, ref, _, _ := runBoth(t, []byte(testResourceList(items, config)))
-	requireSame(t, "placement", fast, ref)
-	if ref.err != "" {
-		t.Fatal(ref.err)
+	fast, ref, streamed, _ := yamliotest.RunBoth(t, Processor{}, []byte(testResourceList(items, config)))
+	if streamed {
+		yamliotest.RequireSame(t, "placement", fast, ref)
 	}
-	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.out), OmitReaderAnnotations: true}).Read()
+	if ref.Err != "" {
+		t.Fatal(ref.Err)
+	}
+	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.Out), OmitReaderAnnotations: true}).Read()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,19 +392,19 @@ func TestDeAnchorTouchesOnlyWhatItMust(t *testing.T) {
     name: borrower
     labels: *t
 `
-	_, ref, streamed, _ := runBoth(t, []byte(testResourceList(manifestNamespaces+items, manifestConfig)))
+	_, ref, streamed, _ := yamliotest.RunBoth(t, Processor{}, []byte(testResourceList(manifestNamespaces+items, manifestConfig)))
 	if streamed {
 		t.Fatal("the streaming path took an input with an alias across items")
 	}
-	if ref.err != "" {
-		t.Fatal(ref.err)
+	if ref.Err != "" {
+		t.Fatal(ref.Err)
 	}
-	if !strings.Contains(ref.out, `  data: {x: &x "1", y: *x}`) {
-		t.Errorf("the local-config item changed:\n%s", ref.out)
+	if !strings.Contains(ref.Out, `  data: {x: &x "1", y: *x}`) {
+		t.Errorf("the local-config item changed:\n%s", ref.Out)
 	}
-	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.out), OmitReaderAnnotations: true}).Read()
+	out, err := (&kio.ByteReader{Reader: strings.NewReader(ref.Out), OmitReaderAnnotations: true}).Read()
 	if err != nil {
-		t.Fatalf("output does not parse: %v\n%s", err, ref.out)
+		t.Fatalf("output does not parse: %v\n%s", err, ref.Out)
 	}
 	for _, n := range out[3:] {
 		var m struct {

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
@@ -81,103 +82,8 @@ func firstOf(m map[string]string, keys ...string) string {
 	return ""
 }
 
-// lookup returns the value node of a mapping's key as a YAML 1.1 loader
-// (kubectl's, kpt's) reads it, so that routing sees the object that reaches
-// kube-apiserver: aliases are followed (a label map written as *anchor
-// routes like the map it names), and merge keys (<<: *base) are expanded,
-// explicit keys first, then each merged map in order. The common case, a
-// mapping without merge keys, is one scan.
-func lookup(n *yaml.Node, name string) *yaml.Node {
-	n = deref(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return nil
-	}
-	merges := false
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := deref(n.Content[i])
-		if isMergeKey(k) {
-			merges = true
-			continue
-		}
-		if k.Value == name {
-			return deref(n.Content[i+1])
-		}
-	}
-	if !merges {
-		return nil
-	}
-	var found *yaml.Node
-	mergedFields(n, 0, func(k, v *yaml.Node) bool {
-		if k.Value == name {
-			found = v
-			return false
-		}
-		return true
-	})
-	return found
-}
-
-// maxMergeDepth bounds merges of merges, against pathological inputs.
-const maxMergeDepth = 16
-
-// isMergeKey reports a YAML 1.1 merge key: a plain <<, not a quoted one.
-func isMergeKey(k *yaml.Node) bool {
-	return k != nil && k.Kind == yaml.ScalarNode && k.Value == "<<" && k.ShortTag() == "!!merge"
-}
-
-// hasMergeKey reports whether a mapping has a merge key of its own.
-func hasMergeKey(m *yaml.Node) bool {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if isMergeKey(deref(m.Content[i])) {
-			return true
-		}
-	}
-	return false
-}
-
-// mergedFields calls yield for the fields of mapping m in YAML 1.1 merge
-// order: its explicit keys, then those of each merged map (earlier maps of a
-// merge sequence first, recursively). A key can come more than once; the
-// first is the one that counts. It stops when yield returns false.
-func mergedFields(m *yaml.Node, depth int, yield func(k, v *yaml.Node) bool) bool {
-	m = deref(m)
-	if m == nil || m.Kind != yaml.MappingNode || depth > maxMergeDepth {
-		return true
-	}
-	var merges []*yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := deref(m.Content[i])
-		if isMergeKey(k) {
-			merges = append(merges, deref(m.Content[i+1]))
-			continue
-		}
-		if k != nil && !yield(k, deref(m.Content[i+1])) {
-			return false
-		}
-	}
-	for _, v := range merges {
-		if v != nil && v.Kind == yaml.SequenceNode {
-			for _, e := range v.Content {
-				if !mergedFields(e, depth+1, yield) {
-					return false
-				}
-			}
-		} else if !mergedFields(v, depth+1, yield) {
-			return false
-		}
-	}
-	return true
-}
-
-func deref(n *yaml.Node) *yaml.Node {
-	for depth := 0; n != nil && n.Kind == yaml.AliasNode && depth < 16; depth++ {
-		n = n.Alias
-	}
-	return n
-}
-
 func mapping(rn *yaml.RNode, name string) *yaml.RNode {
-	if f := lookup(rn.YNode(), name); f != nil && f.Kind == yaml.MappingNode {
+	if f := yamlio.Lookup(rn.YNode(), name); f != nil && f.Kind == yaml.MappingNode {
 		return yaml.NewRNode(f)
 	}
 	return nil
@@ -185,7 +91,7 @@ func mapping(rn *yaml.RNode, name string) *yaml.RNode {
 
 // scalar returns a scalar field's value, "" when absent or not a scalar.
 func scalar(rn *yaml.RNode, name string) string {
-	if f := lookup(rn.YNode(), name); f != nil && f.Kind == yaml.ScalarNode {
+	if f := yamlio.Lookup(rn.YNode(), name); f != nil && f.Kind == yaml.ScalarNode {
 		return f.Value
 	}
 	return ""
@@ -194,7 +100,7 @@ func scalar(rn *yaml.RNode, name string) string {
 // stringMap reads a mapping of scalars (labels, annotations) as lookup
 // does, merge keys expanded; entries that are not scalars are skipped.
 func stringMap(rn *yaml.RNode, name string) map[string]string {
-	f := lookup(rn.YNode(), name)
+	f := yamlio.Lookup(rn.YNode(), name)
 	if f == nil || f.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -205,13 +111,13 @@ func stringMap(rn *yaml.RNode, name string) map[string]string {
 		}
 		return true
 	}
-	if !hasMergeKey(f) {
+	if !yamlio.HasMergeKey(f) {
 		for i := 0; i+1 < len(f.Content); i += 2 {
-			add(deref(f.Content[i]), deref(f.Content[i+1]))
+			add(yamlio.Deref(f.Content[i]), yamlio.Deref(f.Content[i+1]))
 		}
 		return out
 	}
-	mergedFields(f, 0, add)
+	yamlio.MergedFields(f, 0, add)
 	return out
 }
 
@@ -221,6 +127,6 @@ func isList(rn *yaml.RNode, kind string) bool {
 	if kind != "List" && !strings.HasSuffix(kind, "List") {
 		return false
 	}
-	items := lookup(rn.YNode(), "items")
+	items := yamlio.Lookup(rn.YNode(), "items")
 	return kind == "List" || (items != nil && items.Kind == yaml.SequenceNode)
 }

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
@@ -64,14 +65,14 @@ func sharedMetadata(item *yaml.Node, labels bool) bool {
 	if item == nil || item.Kind != yaml.MappingNode {
 		return false
 	}
-	if item.Anchor != "" || hasMergeKey(item) {
+	if item.Anchor != "" || yamlio.HasMergeKey(item) {
 		return true
 	}
 	meta := explicitField(item, "metadata")
 	if meta == nil {
 		return false
 	}
-	if meta.Kind == yaml.AliasNode || meta.Anchor != "" || (meta.Kind == yaml.MappingNode && hasMergeKey(meta)) {
+	if meta.Kind == yaml.AliasNode || meta.Anchor != "" || (meta.Kind == yaml.MappingNode && yamlio.HasMergeKey(meta)) {
 		return true
 	}
 	fields := []string{"annotations"}
@@ -79,7 +80,7 @@ func sharedMetadata(item *yaml.Node, labels bool) bool {
 		fields = append(fields, "labels")
 	}
 	for _, f := range fields {
-		if v := explicitField(meta, f); v != nil && (hasAnchors(v) || (v.Kind == yaml.MappingNode && hasMergeKey(v))) {
+		if v := explicitField(meta, f); v != nil && (yamlio.HasAnchors(v) || (v.Kind == yaml.MappingNode && yamlio.HasMergeKey(v))) {
 			return true
 		}
 	}
@@ -95,8 +96,8 @@ func explicitField(m *yaml.Node, name string) *yaml.Node {
 	}
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if k.Kind == yaml.AliasNode && deref(k) != nil && deref(k).Value == name {
-			return &yaml.Node{Kind: yaml.AliasNode, Alias: deref(k)}
+		if k.Kind == yaml.AliasNode && yamlio.Deref(k) != nil && yamlio.Deref(k).Value == name {
+			return &yaml.Node{Kind: yaml.AliasNode, Alias: yamlio.Deref(k)}
 		}
 		if k.Value == name {
 			return m.Content[i+1]
@@ -138,7 +139,7 @@ type bookkeeping struct {
 // SerializedSize leaves out but shard-router's own) from the annotations
 // map the item reads, through aliases and merge keys.
 func takeBookkeeping(item *yaml.Node) *bookkeeping {
-	b := &bookkeeping{annos: lookup(lookup(item, "metadata"), "annotations")}
+	b := &bookkeeping{annos: yamlio.Lookup(yamlio.Lookup(item, "metadata"), "annotations")}
 	if b.annos == nil || b.annos.Kind != yaml.MappingNode {
 		b.annos = nil
 		return b

@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
@@ -89,7 +90,7 @@ func (o *Outcome) deAnchorShared(items []*yaml.RNode) {
 		return
 	}
 	for i, rn := range items {
-		if need[i] || (hasAnchors(rn.YNode()) && aliasesOutside(rn.YNode())) {
+		if need[i] || (yamlio.HasAnchors(rn.YNode()) && aliasesOutside(rn.YNode())) {
 			_ = deAnchor(rn) // an error is reported by ApplyItem's own attempt
 		}
 	}
@@ -129,7 +130,7 @@ func aliasesOutside(n *yaml.Node) bool {
 // read by ItemOf alone (the streaming readers leave anchored items to the
 // reference readers).
 func ItemOfShared(rn *yaml.RNode) Item {
-	if !hasAnchors(rn.YNode()) {
+	if !yamlio.HasAnchors(rn.YNode()) {
 		return ItemOf(rn)
 	}
 	full := ItemOf(rn) // where the item comes from

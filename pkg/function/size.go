@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
@@ -83,7 +84,7 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		s.aliased[k] = v
 		return v
 	}
-	n = deref(n)
+	n = yamlio.Deref(n)
 	if n == nil || depth > maxDepth {
 		return 4 // null
 	}
@@ -107,7 +108,7 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		entries := 0
 		content := resolvedContent(n)
 		for i := 0; i+1 < len(content); i += 2 {
-			key := deref(content[i])
+			key := yamlio.Deref(content[i])
 			if key == nil {
 				continue
 			}
@@ -139,14 +140,14 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 // annotations sizes metadata.annotations without the annotations that
 // SerializedSize leaves out, and returns how many it kept.
 func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
-	n = deref(n)
+	n = yamlio.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return s.nodeSize(n, depth, pathOther), 1
 	}
 	size, kept := int64(2), 0
 	content := resolvedContent(n)
 	for i := 0; i+1 < len(content); i += 2 {
-		key := deref(content[i])
+		key := yamlio.Deref(content[i])
 		if key == nil || notStored(key.Value) {
 			continue
 		}
@@ -167,12 +168,12 @@ const internalAnnotationPrefix = "internal.config.kubernetes.io/"
 // as written, or, with merge keys (<<), each key once in YAML 1.1 merge
 // order (explicit keys first).
 func resolvedContent(m *yaml.Node) []*yaml.Node {
-	if !hasMergeKey(m) {
+	if !yamlio.HasMergeKey(m) {
 		return m.Content
 	}
 	var out []*yaml.Node
 	seen := map[string]bool{}
-	mergedFields(m, 0, func(k, v *yaml.Node) bool {
+	yamlio.MergedFields(m, 0, func(k, v *yaml.Node) bool {
 		if !seen[k.Value] {
 			seen[k.Value] = true
 			out = append(out, k, v)

@@ -16,13 +16,21 @@ type pruneCount struct {
 	previous, pruned int
 }
 
-// massPrune reports whether pruning c trips the guard: a context that held
-// at least minObjects objects loses more than maxPercent of them, or all.
+// massPrune reports whether pruning c trips the guard: a context loses all
+// of its objects, however few (as Config Sync's KNV2006 refuses deleting
+// every managed object: an empty source is the typical breakage), or a
+// context that held at least minObjects objects loses more than maxPercent
+// of them.
 func massPrune(c pruneCount, maxPercent, minObjects int) bool {
-	if c.pruned == 0 || c.previous < minObjects {
+	switch {
+	case c.pruned == 0:
+		return false
+	case c.pruned == c.previous:
+		return true
+	case c.previous < minObjects:
 		return false
 	}
-	return c.pruned == c.previous || c.pruned*100 > maxPercent*c.previous
+	return c.pruned*100 > maxPercent*c.previous
 }
 
 // checkMassPrune is the mass-deletion guard of split and plan: a broken

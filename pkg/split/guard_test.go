@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
 func TestMassPruneThresholds(t *testing.T) {
@@ -17,7 +19,9 @@ func TestMassPruneThresholds(t *testing.T) {
 	}{
 		{previous: 10, pruned: 5, maxPercent: 50, minObjects: 10, want: false}, // exactly half is allowed
 		{previous: 10, pruned: 6, maxPercent: 50, minObjects: 10, want: true},
-		{previous: 9, pruned: 9, maxPercent: 50, minObjects: 10, want: false},   // below minObjects
+		{previous: 9, pruned: 8, maxPercent: 50, minObjects: 10, want: false},   // below minObjects
+		{previous: 9, pruned: 9, maxPercent: 50, minObjects: 10, want: true},    // all of them, however few
+		{previous: 1, pruned: 1, maxPercent: 100, minObjects: 10, want: true},   // all of them, however few
 		{previous: 10, pruned: 10, maxPercent: 100, minObjects: 10, want: true}, // all of them
 		{previous: 10, pruned: 9, maxPercent: 100, minObjects: 10, want: false},
 		{previous: 10, pruned: 1, maxPercent: 0, minObjects: 10, want: true}, // any prune
@@ -79,7 +83,7 @@ func TestMassPruneGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadPackage(pkg, od.Path)
+			in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
 // Inputs shaped like real third-party manifests, one class of issue 14 each,
@@ -192,7 +194,7 @@ func TestManifestClassesSplit(t *testing.T) {
 			}
 			pkg := t.TempDir()
 			writeTree(t, pkg, files)
-			dirIn, err := ReadPackage(pkg)
+			dirIn, err := ReadPackage(pkg, yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -208,14 +210,14 @@ func TestManifestClassesSplit(t *testing.T) {
 				t.Fatal(err)
 			}
 			inputs := map[string]func() (*Input, error){
-				"directory": func() (*Input, error) { return ReadPackage(pkg) },
+				"directory": func() (*Input, error) { return ReadPackage(pkg, yamlio.Options{}) },
 				"directory, reference reader": func() (*Input, error) {
-					return readPackageReference(pkg)
+					return ReadPackage(pkg, yamlio.Options{Reference: true})
 				},
-				"ResourceList": func() (*Input, error) { return ReadStream(strings.NewReader(rl.String())) },
-				"plain stream": func() (*Input, error) { return ReadStream(strings.NewReader(plain.String())) },
+				"ResourceList": func() (*Input, error) { return ReadStream(strings.NewReader(rl.String()), yamlio.Options{}) },
+				"plain stream": func() (*Input, error) { return ReadStream(strings.NewReader(plain.String()), yamlio.Options{}) },
 				"ResourceList, reference reader": func() (*Input, error) {
-					return readStreamReference(strings.NewReader(rl.String()))
+					return ReadStream(strings.NewReader(rl.String()), yamlio.Options{Reference: true})
 				},
 			}
 			for name, read := range inputs {
@@ -254,7 +256,7 @@ func TestManifestClassesSplit(t *testing.T) {
 // and a package directory refuse.
 func TestLoneListOnStdinIsRefused(t *testing.T) {
 	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: a}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a, labels: {shard: a}}}\n"
-	in, err := ReadStream(strings.NewReader(list))
+	in, err := ReadStream(strings.NewReader(list), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

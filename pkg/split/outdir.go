@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
@@ -271,8 +272,8 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	held := make([][]heldResource, len(files))
 	scans := make([]*scannedFile, len(files))
 	errs := make([]error, len(files))
-	_ = function.Parallel(len(files), func(i int) error {
-		if f := files[i]; f != kptfileName && f != rgFile && matchesKRM(f) {
+	_ = yamlio.Parallel(len(files), func(i int) error {
+		if f := files[i]; f != kptfileName && f != rgFile && yamlio.MatchesKRM(f) {
 			if d.read == readScan {
 				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
 					return nil
@@ -336,7 +337,7 @@ func (pc *prevContext) parseScanned(d *OutDir, keep func(file string) bool) erro
 	dir, shown := filepath.Join(d.Path, pc.name), filepath.Join(d.given, pc.name)
 	held := make([][]heldResource, len(files))
 	errs := make([]error, len(files))
-	_ = function.Parallel(len(files), func(i int) error {
+	_ = yamlio.Parallel(len(files), func(i int) error {
 		held[i], errs[i] = pc.readFile(dir, files[i], shown, true)
 		return nil
 	})
@@ -372,15 +373,6 @@ type heldResource struct {
 	dataStore string
 	desc      string
 	obj       prevObject
-}
-
-func matchesKRM(f string) bool {
-	for _, g := range matchAllKRM {
-		if ok, _ := path.Match(g, path.Base(f)); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // readFile reads the resources of one file of a previous context

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
@@ -144,7 +145,7 @@ func (pv *preview) settleScanned() error {
 		matched[pc] = map[string]bool{}
 	}
 	equal := make([]bool, len(jobs))
-	err := function.Parallel(len(jobs), func(j int) error {
+	err := yamlio.Parallel(len(jobs), func(j int) error {
 		data, err := jobs[j].pkg.render(jobs[j].k)
 		if err != nil {
 			return err
@@ -209,7 +210,7 @@ func (pv *preview) place() {
 // digestNew digests every item that goes somewhere, as split writes it.
 func (pv *preview) digestNew() error {
 	pv.digests = make([]digest, len(pv.contexts))
-	return function.Parallel(len(pv.contexts), func(i int) error {
+	return yamlio.Parallel(len(pv.contexts), func(i int) error {
 		same := true
 		for _, c := range pv.contexts[i] {
 			same = same && pv.same[c][keyOf(&pv.sp.items[i].Object)]
@@ -386,13 +387,13 @@ func (pv *preview) diffs() error {
 		c := &pv.doc.Contexts[k]
 		ups := pv.updates[c.Name]
 		diffs := make([]v1alpha1.ObjectDiff, len(ups))
-		err := function.Parallel(len(ups), func(j int) error {
+		err := yamlio.Parallel(len(ups), func(j int) error {
 			u := ups[j]
 			n, err := pv.sp.prepare(u.item)
 			if err != nil {
 				return err
 			}
-			now, err := encode([]*yaml.RNode{n})
+			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.sp.in.io)
 			if err != nil {
 				return err
 			}
@@ -433,7 +434,7 @@ func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
 	if p.pos >= len(nodes) {
 		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.given, ctx, p.file))
 	}
-	return encode(nodes[p.pos : p.pos+1])
+	return yamlio.Encode(nodes[p.pos:p.pos+1], pv.sp.in.io)
 }
 
 // digest identifies an object's data as it reaches the cluster.
@@ -516,7 +517,7 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 				next = metadataPath
 			case where == metadataPath && p.key == "annotations":
 				next = annotationsPath
-				if v := resolveAlias(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
+				if v := yamlio.Deref(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
 					continue // an annotations mapping with nothing that reaches the cluster
 				}
 			}
@@ -532,17 +533,10 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 // keyText is a mapping key as JSON would name it: its text (every key of a
 // Kubernetes object is a string).
 func keyText(n *yaml.Node) string {
-	if n = resolveAlias(n); n == nil || n.Kind != yaml.ScalarNode {
+	if n = yamlio.Deref(n); n == nil || n.Kind != yaml.ScalarNode {
 		return "!!node"
 	}
 	return n.Value
-}
-
-func resolveAlias(n *yaml.Node) *yaml.Node {
-	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
-		n = n.Alias
-	}
-	return n
 }
 
 func emptyAfterStrip(m *yaml.Node) bool {
@@ -557,7 +551,7 @@ func emptyAfterStrip(m *yaml.Node) bool {
 // scalarValue is a scalar's resolved value with its type: "!!str:x",
 // "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
 func scalarValue(n *yaml.Node) string {
-	n = resolveAlias(n)
+	n = yamlio.Deref(n)
 	if n == nil {
 		return "!!null:"
 	}

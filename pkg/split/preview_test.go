@@ -9,6 +9,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 )
@@ -20,7 +21,7 @@ func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOption
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadPackage(pkg, od.Path)
+	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestPreviewCreateThenNoChange(t *testing.T) {
 	if !doc.HasChanges() {
 		t.Error("a first plan has no changes")
 	}
-	if _, err := ReadPackage(pkg); err != nil {
+	if _, err := ReadPackage(pkg, yamlio.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if tree := readTree(t, out); len(tree) != 0 {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/testenv"
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
@@ -52,14 +53,14 @@ func TestPropertySplitUnion(t *testing.T) {
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			input := gen.Bytes(o)
 			var routedOut bytes.Buffer
-			if err := function.RunReference(bytes.NewReader(input), &routedOut); err != nil {
+			if err := function.Run(bytes.NewReader(input), &routedOut, yamlio.Options{Reference: true}); err != nil {
 				t.Fatalf("the function refused a generated package %+v: %v", o, err)
 			}
 			routed, err := (&kio.ByteReader{Reader: &routedOut, OmitReaderAnnotations: true}).Read()
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadStream(bytes.NewReader(input))
+			in, err := ReadStream(bytes.NewReader(input), yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,7 +1,6 @@
 package split
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -14,26 +13,27 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 )
 
 // kptfileName is the package file kpt looks for in every package directory.
-const kptfileName = "Kptfile"
-
-// matchAllKRM is kpt's pkg.MatchAllKRM: the Kptfile and every YAML or JSON
-// file.
-var matchAllKRM = append([]string{kptfileName}, kio.MatchAll...)
+const kptfileName = yamlio.KptfileName
 
 // Input is a package as split reads it: every resource's routing facts
-// and file location, and the resource itself, packed (see function.Pack) by
-// the streaming readers or as kyaml's reader gave it, so that a big package
-// is never held as one tree.
+// and file location, and the resource itself, packed (see yamlio.Pack) by
+// the fast readers or as kyaml's reader gave it, so that a big package is
+// never held as one tree.
 type Input struct {
 	// FunctionConfig is the functionConfig of a ResourceList on stdin.
 	FunctionConfig *yaml.RNode
 	// Dir is the package directory; "" for a stream.
 	Dir string
+
+	// io are the options the input was read with, and its files are
+	// written with.
+	io yamlio.Options
 
 	items []function.Item
 	locs  []fileLoc
@@ -65,7 +65,7 @@ func (in *Input) Items() []function.Item { return slices.Clone(in.items) }
 // Node returns a new copy of resource i, as the reader gave it.
 func (in *Input) Node(i int) (*yaml.RNode, error) {
 	if in.packed != nil && in.packed[i] != nil {
-		n, err := function.Unpack(in.packed[i])
+		n, err := yamlio.Unpack(in.packed[i])
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +73,7 @@ func (in *Input) Node(i int) (*yaml.RNode, error) {
 	}
 	// Annotating a copy must never change the original nor another copy
 	// (a resource of several contexts), even when it has anchors.
-	return yaml.NewRNode(function.CopyNode(in.nodes[i].Document())), nil
+	return yaml.NewRNode(yamlio.CopyNode(in.nodes[i].Document())), nil
 }
 
 // Nodes returns a copy of every resource.
@@ -98,15 +98,15 @@ type read struct {
 	keep   bool
 }
 
-// readNode takes what split needs from a resource node. With pack, the
-// node is kept packed when function.Pack can keep it.
+// readNode takes what split needs from a resource node. With pack (a fast
+// reader's node), the node is kept packed when yamlio.Pack can keep it.
 func readNode(n *yaml.RNode, pack bool) read {
 	r := read{loc: locate(n), node: n}
 	r.keep = isKptfile(n) || isShardConfig(n)
 	if pack {
 		// The document node, when the reader kept one, holds the comments
 		// above the resource.
-		if p, ok := function.Pack(n.Document()); ok {
+		if p, ok := yamlio.Pack(n.Document()); ok {
 			r.item = function.ItemOf(n) // no anchors
 			r.packed, r.node = p, nil
 			return r
@@ -117,8 +117,8 @@ func readNode(n *yaml.RNode, pack bool) read {
 }
 
 // newInput assembles the reads, in order.
-func newInput(reads []read, fc *yaml.RNode, dir string) *Input {
-	in := &Input{FunctionConfig: fc, Dir: dir,
+func newInput(reads []read, fc *yaml.RNode, dir string, opts yamlio.Options) *Input {
+	in := &Input{FunctionConfig: fc, Dir: dir, io: opts,
 		items: make([]function.Item, len(reads)), locs: make([]fileLoc, len(reads)),
 		packed: make([][]byte, len(reads)), nodes: make([]*yaml.RNode, len(reads))}
 	for i := range reads {
@@ -133,15 +133,6 @@ func newInput(reads []read, fc *yaml.RNode, dir string) *Input {
 		}
 	}
 	return in
-}
-
-// fromNodes is the Input of nodes read whole by kyaml (the reference).
-func fromNodes(nodes []*yaml.RNode, fc *yaml.RNode, dir string) *Input {
-	reads := make([]read, len(nodes))
-	for i, n := range nodes {
-		reads[i] = readNode(n, false)
-	}
-	return newInput(reads, fc, dir)
 }
 
 // locate finds where split writes n, as kpt would name its file: the path
@@ -167,82 +158,20 @@ func isShardConfig(n *yaml.RNode) bool {
 	return n.GetApiVersion() == v1alpha1.APIVersion && n.GetKind() == v1alpha1.Kind
 }
 
-// ReadPackage reads a package directory as `kpt fn source` does (kyaml's
-// LocalPackageReader with kpt's options: .krmignore, subpackages, the
-// Kptfile, YAML and JSON files), one file at a time on every core. Files
-// under the output directories outDirs (resolved absolute paths) are never
-// read; the package must not be one of them or inside one.
-func ReadPackage(dir string, outDirs ...string) (*Input, error) {
+// ReadPackage reads a package directory as `kpt fn source` does (see
+// yamlio.ReadPackage). Files under the output directories outDirs
+// (resolved absolute paths) are never read; the package must not be one of
+// them or inside one.
+func ReadPackage(dir string, opts yamlio.Options, outDirs ...string) (*Input, error) {
 	abs, skip, err := openPackage(dir, outDirs)
 	if err != nil {
 		return nil, err
 	}
-	// kyaml's own walk (ignore files, subpackages, the skip function)
-	// lists the files; each is then read as its readFile reads it.
-	var files []string
-	_, err = packageReader(abs, func(rel string) bool {
-		if !skip(rel) && matchesKRM(filepath.ToSlash(rel)) { // the reader's last check
-			files = append(files, rel)
-		}
-		return true
-	}).Read()
+	reads, err := yamlio.ReadPackage(abs, skip, opts, readNode)
 	if err != nil {
 		return nil, fmt.Errorf("reading package %s: %w", dir, err)
 	}
-	perFile := make([][]read, len(files))
-	errs := make([]error, len(files))
-	_ = function.Parallel(len(files), func(i int) error {
-		perFile[i], errs[i] = readPackageFile(abs, files[i])
-		return nil
-	})
-	var reads []read
-	for i := range files {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("reading package %s: %s: %w", dir, filepath.Join(abs, files[i]), errs[i])
-		}
-		reads = append(reads, perFile[i]...)
-		perFile[i] = nil
-	}
-	return newInput(reads, nil, abs), nil
-}
-
-// readPackageFile reads one file of a package as kyaml's LocalPackageReader
-// does.
-func readPackageFile(abs, rel string) ([]read, error) {
-	f, err := os.Open(filepath.Join(abs, rel))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	nodes, err := (&kio.ByteReader{
-		DisableUnwrapping: true,
-		Reader:            f,
-		SetAnnotations:    map[string]string{kioutil.PathAnnotation: rel, kioutil.LegacyPathAnnotation: rel},
-		PreserveSeqIndent: true,
-		WrapBareSeqNode:   true,
-	}).Read()
-	if err != nil {
-		return nil, err
-	}
-	reads := make([]read, len(nodes))
-	for i, n := range nodes {
-		reads[i] = readNode(n, true)
-	}
-	return reads, nil
-}
-
-// readPackageReference reads a package directory whole with kyaml's
-// LocalPackageReader: the reference that ReadPackage must match.
-func readPackageReference(dir string, outDirs ...string) (*Input, error) {
-	abs, skip, err := openPackage(dir, outDirs)
-	if err != nil {
-		return nil, err
-	}
-	nodes, err := packageReader(abs, skip).Read()
-	if err != nil {
-		return nil, fmt.Errorf("reading package %s: %w", dir, err)
-	}
-	return fromNodes(nodes, nil, abs), nil
+	return newInput(reads, nil, abs, opts), nil
 }
 
 // openPackage checks the package directory and returns it resolved, with
@@ -279,82 +208,14 @@ func openPackage(dir string, outDirs []string) (string, func(string) bool, error
 	}, nil
 }
 
-// packageReader is kpt fn source's reader of the package at abs.
-func packageReader(abs string, skip func(string) bool) kio.LocalPackageReader {
-	return kio.LocalPackageReader{
-		PackagePath:        abs,
-		MatchFilesGlob:     matchAllKRM,
-		PreserveSeqIndent:  true,
-		PackageFileName:    kptfileName,
-		IncludeSubpackages: true,
-		WrapBareSeqNode:    true,
-		FileSkipFunc:       skip,
-	}
-}
-
-// ReadStream reads a ResourceList or a plain YAML stream. A ResourceList
-// laid out as kpt writes it is read one item at a time on every core (see
-// function.ReadList); anything else is read whole by kyaml's reader.
-func ReadStream(r io.Reader) (*Input, error) {
-	data, release, err := function.ReadInput(r)
+// ReadStream reads a ResourceList or a plain YAML stream (see
+// yamlio.ReadStream).
+func ReadStream(r io.Reader, opts yamlio.Options) (*Input, error) {
+	reads, fc, err := yamlio.ReadStream(r, opts, readNode)
 	if err != nil {
 		return nil, fmt.Errorf("reading stdin: %w", err)
 	}
-	defer release() // the Input holds copies of what it needs
-	if in, err := readList(data); err == nil || !function.IsFallback(err) {
-		return in, err
-	}
-	return readStreamReference(bytes.NewReader(data))
-}
-
-// readList reads a ResourceList with function.ReadList.
-func readList(data []byte) (*Input, error) {
-	l, err := function.ReadList(data)
-	if err != nil {
-		return nil, err
-	}
-	reads := make([]read, l.Len())
-	err = function.Parallel(l.Len(), func(i int) error {
-		n, err := l.Item(i)
-		if err != nil {
-			return err
-		}
-		reads[i] = readNode(n, true)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return newInput(reads, l.FunctionConfig(), ""), nil
-}
-
-// readStreamReference reads a ResourceList or YAML stream whole with
-// kyaml's ByteReader: the reference that ReadStream must match.
-func readStreamReference(r io.Reader) (*Input, error) {
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading stdin: %w", err)
-	}
-	rr := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true}
-	nodes, err := rr.Read()
-	if err != nil {
-		return nil, fmt.Errorf("reading stdin: %w", err)
-	}
-	if rr.WrappingKind == "List" {
-		// kyaml unwraps a lone kind: List; kpt does not (neither in
-		// function mode nor from a package), so it stays one resource
-		// here too, which routing refuses as a List: one answer for one
-		// input, whichever way split reads it.
-		rr = &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true, DisableUnwrapping: true}
-		if nodes, err = rr.Read(); err != nil {
-			return nil, fmt.Errorf("reading stdin: %w", err)
-		}
-	}
-	var fc *yaml.RNode
-	if rr.FunctionConfig != nil && !rr.FunctionConfig.IsNilOrEmpty() {
-		fc = rr.FunctionConfig
-	}
-	return fromNodes(nodes, fc, ""), nil
+	return newInput(reads, fc, "", opts), nil
 }
 
 // ReadConfigFile reads a function config file (one resource). Its path
@@ -430,18 +291,6 @@ func (in *Input) PackageName() string {
 		return filepath.Base(in.Dir)
 	}
 	return ""
-}
-
-// describeNode names a resource and its file for messages.
-func describeNode(n *yaml.RNode) string {
-	s := n.GetKind() + " " + n.GetName()
-	if ns := n.GetNamespace(); ns != "" {
-		s = n.GetKind() + " " + ns + "/" + n.GetName()
-	}
-	if p, i, _ := kioutil.GetFileAnnotations(n); p != "" {
-		s += fmt.Sprintf(" in %s[%s]", p, i)
-	}
-	return s
 }
 
 // resolve returns the absolute path with symlinks resolved as far as the

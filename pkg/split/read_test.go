@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -225,12 +225,12 @@ func TestReadStreamMatchesKyaml(t *testing.T) {
 	}
 	streamed := 0
 	for name, data := range inputs {
-		ref, refErr := readStreamReference(bytes.NewReader(data))
-		fast, err := readList(data)
-		if function.IsFallback(err) {
+		ref, refErr := ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
+		if _, err := yamlio.ReadList(data); yamlio.IsFallback(err) {
 			t.Logf("%s: read by kyaml: %v", name, err)
 			continue
 		}
+		fast, err := ReadStream(bytes.NewReader(data), yamlio.Options{})
 		if err != nil || refErr != nil {
 			t.Fatalf("%s: streaming error %v, kyaml error %v", name, err, refErr)
 		}
@@ -242,11 +242,11 @@ func TestReadStreamMatchesKyaml(t *testing.T) {
 	}
 	// What the per-item reader refuses, ReadStream reads with kyaml.
 	plain := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"
-	in, err := ReadStream(strings.NewReader(plain))
+	in, err := ReadStream(strings.NewReader(plain), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := readStreamReference(strings.NewReader(plain))
+	ref, _ := ReadStream(strings.NewReader(plain), yamlio.Options{Reference: true})
 	requireSameInput(t, "plain stream", in, ref)
 }
 
@@ -297,11 +297,11 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 	}
 
 	for name, dir := range dirs {
-		fast, err := ReadPackage(dir)
+		fast, err := ReadPackage(dir, yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := readPackageReference(dir)
+		ref, err := ReadPackage(dir, yamlio.Options{Reference: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,8 +314,8 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 	// Errors name the file, as kyaml's reader does.
 	bad := t.TempDir()
 	writeTree(t, bad, map[string]string{"Kptfile": basePackage()["Kptfile"], "bad.yaml": "a: [\n"})
-	_, fastErr := ReadPackage(bad)
-	_, refErr := readPackageReference(bad)
+	_, fastErr := ReadPackage(bad, yamlio.Options{})
+	_, refErr := ReadPackage(bad, yamlio.Options{Reference: true})
 	if fastErr == nil || refErr == nil || fastErr.Error() != refErr.Error() {
 		t.Errorf("a file that does not parse:\nstreaming: %v\nkyaml:     %v", fastErr, refErr)
 	}
@@ -327,11 +327,11 @@ func TestReaderKeepsAnchoredResourcesWhole(t *testing.T) {
 		"Kptfile": basePackage()["Kptfile"],
 		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n  labels: &l\n    shard: a\ndata: *l\n",
 	})
-	in, err := ReadPackage(dir)
+	in, err := ReadPackage(dir, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := readPackageReference(dir)
+	ref, err := ReadPackage(dir, yamlio.Options{Reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,11 +360,11 @@ func TestReadStreamFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fromFile, err := ReadStream(f)
+	fromFile, err := ReadStream(f, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := readStreamReference(bytes.NewReader(data))
+	ref, err := ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}

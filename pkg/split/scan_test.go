@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
@@ -104,7 +105,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	for seed := uint64(1); seed <= 25; seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 15))
 		o := gen.Options{Items: 1 + rnd.IntN(200), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
-		in, err := ReadStream(bytes.NewReader(gen.Bytes(o)))
+		in, err := ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +163,7 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 				t.Fatal("nothing was scanned")
 			}
 		}
-		in, err := ReadPackage(pkg, od.Path)
+		in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,11 +4,9 @@
 // resources, a Kptfile and an inventory ResourceGroup to OUT_DIR/<context>/,
 // or one context as a stream, so that `kpt live apply` needs no other step.
 //
-// A big package is never held as one tree: the readers keep each resource
-// packed (function.Pack) with its routing facts, and each file is built and
-// encoded when it is written, on every core. The kyaml whole-tree readers
-// and writer remain the reference that tests compare these with, and the
-// fallback for inputs the streaming readers do not take.
+// A big package is never held as one tree: the readers of package yamlio
+// keep each resource packed (yamlio.Pack) with its routing facts, and each
+// file is built and encoded when it is written, on every core.
 package split
 
 import (
@@ -26,10 +24,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/route"
 )
 
 // Options tune Route.
@@ -242,6 +242,16 @@ func (p *Layout) prepare(i int) (*yaml.RNode, error) {
 		}
 	}
 	return n, nil
+}
+
+// describeNode names a resource as every message does
+// (route.Object.Describe), and its file.
+func describeNode(n *yaml.RNode) string {
+	s := (&route.Object{Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}).Describe()
+	if p, i, _ := kioutil.GetFileAnnotations(n); p != "" {
+		s += fmt.Sprintf(" in %s[%s]", p, i)
+	}
+	return s
 }
 
 // describe names resource i and its file for messages.
@@ -466,7 +476,7 @@ func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := encode(nodes)
+	data, err := yamlio.Encode(nodes, pkg.layout.in.io)
 	if err != nil {
 		return nil, fmt.Errorf("writing %s for context %q: %w", f.path, pkg.Context, err)
 	}
@@ -486,27 +496,11 @@ func (pkg *Package) nodes(f *plannedFile) ([]*yaml.RNode, error) {
 	return nodes, nil
 }
 
-// clearAnnotations are the annotations a written package file never
-// carries: kpt's internal ones and the legacy reader annotations.
-func clearAnnotations(nodes []*yaml.RNode) []string {
-	var clear []string
-	for _, n := range nodes {
-		for k := range n.GetAnnotations() {
-			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
-				clear = append(clear, k)
-			}
-		}
-	}
-	clear = append(clear, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
-	sort.Strings(clear)
-	return clear
-}
-
 // streamNodes returns the nodes of one file for the stream form, which is
 // written by another ByteWriter: cleaned as encode cleans them, but for the
 // sequence indentation annotation, which keeps each resource's style.
 func streamNodes(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
-	clear := clearAnnotations(nodes)
+	clear := yamlio.ClearedAnnotations(nodes)
 	for _, n := range nodes {
 		for _, k := range clear {
 			if k == kioutil.SeqIndentAnnotation {

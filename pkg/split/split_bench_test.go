@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -14,7 +15,7 @@ func BenchmarkSplit(b *testing.B) {
 	data := gen.Bytes(gen.Options{Items: 10000, Contexts: 64, Seed: 1})
 	b.SetBytes(int64(len(data)))
 	for i := 0; i < b.N; i++ {
-		in, err := ReadStream(bytes.NewReader(data))
+		in, err := ReadStream(bytes.NewReader(data), yamlio.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

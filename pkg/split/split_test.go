@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 )
 
@@ -168,7 +169,7 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := ReadPackage(pkg, od.Path)
+	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +326,7 @@ metadata:
 	}
 	// Every context package reads back as kpt fn source reads it.
 	for _, ctx := range []string{"ctx-a", "ctx-b"} {
-		in, err := ReadPackage(filepath.Join(out, ctx))
+		in, err := ReadPackage(filepath.Join(out, ctx), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,7 +405,7 @@ items:
       internal.config.kubernetes.io/path: '` + path + `'
 functionConfig:
 ` + indent(shardConfig) + "\n"
-			in, err := ReadStream(strings.NewReader(stream))
+			in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -718,7 +719,7 @@ func TestStream(t *testing.T) {
 	writeTree(t, pkg, basePackage())
 	// The pipe form: a ResourceList as kpt fn source writes it.
 	var rl strings.Builder
-	src, err := ReadPackage(pkg)
+	src, err := ReadPackage(pkg, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -729,7 +730,7 @@ func TestStream(t *testing.T) {
 	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(srcNodes); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadStream(strings.NewReader(rl.String()))
+	in, err := ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -783,7 +784,7 @@ func TestStream(t *testing.T) {
 func TestPlainStreamWithoutPaths(t *testing.T) {
 	stream := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels: {shard: a}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n"
-	in, err := ReadStream(strings.NewReader(stream))
+	in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
 const (
@@ -190,7 +190,7 @@ func stage(dir string, pkgs []*Package) error {
 		}
 	}
 	var made sync.Map // directories known to exist
-	err := function.ForEach(writers, len(jobs), func(i int) error {
+	err := yamlio.ForEach(writers, len(jobs), func(i int) error {
 		j := jobs[i]
 		if err := writeFile(j.pkg, j.k, j.p, &made); err != nil {
 			return fmt.Errorf("writing context %q: %w", j.pkg.Context, err)

@@ -56,15 +56,16 @@ type ShardConfigSpec struct {
 	AllowMassPrune bool `json:"allowMassPrune,omitempty"`
 }
 
-// PruneGuard refuses a split that would prune, from one context whose
-// previous package held at least MinObjects objects, more than MaxPercent
-// of them, or all of them: a broken generator or an empty file must not
-// make kpt live apply delete most of a cluster.
+// PruneGuard refuses a split that would prune all of one context's objects,
+// or, from one context whose previous package held at least MinObjects
+// objects, more than MaxPercent of them: a broken generator or an empty file
+// must not make kpt live apply delete most of a cluster.
 type PruneGuard struct {
 	// MaxPercent is the share of a context's objects one split may prune,
 	// 0-100 (default 50).
 	MaxPercent *int32 `json:"maxPercent,omitempty"`
-	// MinObjects exempts contexts that held fewer objects (default 10).
+	// MinObjects exempts contexts that held fewer objects from MaxPercent
+	// (default 10); losing all objects is refused however few.
 	MinObjects *int32 `json:"minObjects,omitempty"`
 }
 

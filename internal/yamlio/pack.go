@@ -1,17 +1,42 @@
-package function
+package yamlio
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// The first pass keeps the items it parsed in a packed form: the fields of
-// each yaml.Node in pre-order. Rebuilding a tree from it in the second pass
-// takes three allocations and a linear read, where parsing the YAML again
-// took most of the time; and the packed items, about the size of the input,
-// replace the input, which the second pass no longer needs.
+// Pack returns a compact copy of the tree under n, which Unpack rebuilds,
+// and true; or false when the tree has anchors or aliases, which the
+// packed form does not keep.
+func Pack(n *yaml.Node) ([]byte, bool) {
+	if HasAnchors(n) {
+		return nil, false
+	}
+	buf, _ := packScratch.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	*buf = packItem((*buf)[:0], n)
+	out := bytes.Clone(*buf) // exactly sized: the packed items are kept
+	packScratch.Put(buf)
+	return out, true
+}
+
+var packScratch sync.Pool
+
+// Unpack rebuilds a tree packed by Pack.
+func Unpack(p []byte) (*yaml.Node, error) { return unpackItem(p) }
+
+// Function mode's first pass keeps the items it parsed in a packed form:
+// the fields of each yaml.Node in pre-order. Rebuilding a tree from it in
+// the second pass takes three allocations and a linear read, where parsing
+// the YAML again took most of the time; and the packed items, about the
+// size of the input, replace the input, which the second pass no longer
+// needs. Split's readers keep every resource packed the same way.
 //
 // A packed item is a uvarint node count, then per node, in pre-order:
 //

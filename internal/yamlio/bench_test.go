@@ -1,4 +1,4 @@
-package function
+package yamlio_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -19,7 +20,7 @@ func BenchmarkRun(b *testing.B) {
 		for _, path := range []struct {
 			name string
 			run  func(io.Reader, io.Writer) error
-		}{{"stream", Run}, {"reference", RunReference}} {
+		}{{"stream", run}, {"reference", runReference}} {
 			b.Run(fmt.Sprintf("%s/items=%d", path.name, n), func(b *testing.B) {
 				b.ReportAllocs()
 				b.SetBytes(int64(len(input)))
@@ -38,30 +39,30 @@ func BenchmarkRun(b *testing.B) {
 // packed form, which is what the second pass does instead.
 func BenchmarkItemDecode(b *testing.B) {
 	input := gen.Bytes(gen.Options{Items: 1000, Contexts: 8, Seed: 1})
-	l, err := splitResourceList(input)
+	items, _, err := yamlio.SplitResourceList(input)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Run("parse", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			r := l.items[i%len(l.items)]
+			r := items[i%len(items)]
 			var doc yaml.Node
 			if err := yaml.Unmarshal(input[r[0]:r[1]], &doc); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
-	packed := make([][]byte, len(l.items))
-	for i, r := range l.items {
+	packed := make([][]byte, len(items))
+	for i, r := range items {
 		var doc yaml.Node
 		_ = yaml.Unmarshal(input[r[0]:r[1]], &doc)
-		packed[i] = packItem(nil, doc.Content[0].Content[0])
+		packed[i] = yamlio.PackItem(nil, doc.Content[0].Content[0])
 	}
 	b.Run("unpack", func(b *testing.B) {
 		b.ReportAllocs()
 		for i := 0; b.Loop(); i++ {
-			if _, err := unpackItem(packed[i%len(packed)]); err != nil {
+			if _, err := yamlio.UnpackItem(packed[i%len(packed)]); err != nil {
 				b.Fatal(err)
 			}
 		}

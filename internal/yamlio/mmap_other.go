@@ -1,6 +1,6 @@
 //go:build !linux
 
-package function
+package yamlio
 
 import "os"
 

@@ -1,4 +1,4 @@
-package function
+package yamlio_test
 
 import (
 	"reflect"
@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -23,21 +24,21 @@ func TestPackRoundTrip(t *testing.T) {
 	}
 	packed := 0
 	for _, input := range inputs {
-		l, err := splitResourceList(input)
+		items, _, err := yamlio.SplitResourceList(input)
 		if err != nil {
 			continue
 		}
-		for _, r := range l.items {
+		for _, r := range items {
 			var doc yaml.Node
 			if yaml.Unmarshal(input[r[0]:r[1]], &doc) != nil || len(doc.Content) != 1 || len(doc.Content[0].Content) != 1 {
 				continue
 			}
 			want := doc.Content[0].Content[0]
-			if hasAnchors(want) {
+			if yamlio.HasAnchors(want) {
 				continue
 			}
-			p := packItem(nil, want)
-			got, err := unpackItem(p)
+			p := yamlio.PackItem(nil, want)
+			got, err := yamlio.UnpackItem(p)
 			if err != nil {
 				t.Fatalf("unpack: %v", err)
 			}
@@ -46,7 +47,7 @@ func TestPackRoundTrip(t *testing.T) {
 			}
 			packed++
 			for cut := 0; cut < len(p); cut += 1 + len(p)/17 {
-				if _, err := unpackItem(p[:cut]); err == nil {
+				if _, err := yamlio.UnpackItem(p[:cut]); err == nil {
 					t.Errorf("a packed item cut at %d of %d unpacked", cut, len(p))
 				}
 			}
@@ -64,7 +65,7 @@ func TestUnpackedContentIsCapped(t *testing.T) {
 	if err := yaml.Unmarshal([]byte("a:\n  b: c\nd:\n  e: f\n"), &doc); err != nil {
 		t.Fatal(err)
 	}
-	root, err := unpackItem(packItem(nil, doc.Content[0]))
+	root, err := yamlio.UnpackItem(yamlio.PackItem(nil, doc.Content[0]))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
-package split
+package yamlio
 
 import (
 	"bytes"
 	"path"
 	"slices"
+	"sort"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -16,16 +17,41 @@ import (
 // every node and reads its metadata again for each annotation it clears;
 // for the resources a package holds (metadata and annotations mappings with
 // unique keys and string values) encode does the same edits directly on
-// the nodes, which split owns, and encodes them with the same encoder
-// settings. Anything else goes to encodeReference; a test compares the two
-// on every resource of the tests.
+// the nodes, which the caller owns, and encodes them with the same encoder
+// settings. Anything else goes to encodeReference; the differential suite
+// compares the two.
 
 // writerClears are the annotations kio.ByteWriter itself clears.
 var writerClears = []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation}
 
-// encode writes the nodes of one file as kpt writes a package file: in
-// index order, comments and sequence indentation kept, reader and
-// internal annotations removed. It may change the nodes.
+// Encode writes the nodes of one file (at least one) as kpt writes a
+// package file: in index order, comments and sequence indentation kept,
+// reader and internal annotations removed (see ClearedAnnotations). It may
+// change the nodes. opts.Reference writes them with kio.ByteWriter alone.
+func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
+	if opts.Reference {
+		return encodeReference(nodes)
+	}
+	return encode(nodes)
+}
+
+// ClearedAnnotations are the annotations a written package file never
+// carries: kpt's internal ones and the legacy reader annotations.
+func ClearedAnnotations(nodes []*yaml.RNode) []string {
+	var clear []string
+	for _, n := range nodes {
+		for k := range n.GetAnnotations() {
+			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
+				clear = append(clear, k)
+			}
+		}
+	}
+	clear = append(clear, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
+	sort.Strings(clear)
+	return clear
+}
+
+// encode is Encode's fast path.
 func encode(nodes []*yaml.RNode) ([]byte, error) {
 	annos := make([]*yaml.Node, len(nodes))
 	for i, n := range nodes {
@@ -76,7 +102,7 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 // encodeReference is encode by kio.ByteWriter.
 func encodeReference(nodes []*yaml.RNode) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: clearAnnotations(nodes)}).Write(nodes); err != nil {
+	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: ClearedAnnotations(nodes)}).Write(nodes); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil

@@ -1,4 +1,4 @@
-package function
+package yamlio_test
 
 import (
 	"bytes"
@@ -12,13 +12,39 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/testenv"
+	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
+)
+
+// Function mode on the fast path (with its fallback) and on the reference
+// path, with shard-router's function.
+func run(in io.Reader, out io.Writer) error {
+	return function.Run(in, out, yamlio.Options{})
+}
+
+func runReference(in io.Reader, out io.Writer) error {
+	return function.Run(in, out, yamlio.Options{Reference: true})
+}
+
+func runBoth(t testing.TB, input []byte) (fast, ref yamliotest.Outcome, streamed bool, refusal string) {
+	t.Helper()
+	return yamliotest.RunBoth(t, function.Processor{}, input)
+}
+
+var (
+	requireSame = yamliotest.RequireSame
+	firstDiff   = yamliotest.FirstDiff
 )
 
 const streamConfig = `functionConfig:
@@ -171,12 +197,35 @@ var streamCases = []struct {
 func TestStreamMatchesReferenceCases(t *testing.T) {
 	for _, tc := range streamCases {
 		t.Run(tc.name, func(t *testing.T) {
-			fast, ref, streamed, reason := runBoth(t, []byte(tc.input))
+			fast, ref, streamed, refusal := runBoth(t, []byte(tc.input))
 			if streamed != tc.stream {
-				t.Errorf("streamed = %v (%s), want %v", streamed, reason, tc.stream)
+				t.Errorf("streamed = %v (%s), want %v", streamed, refusal, tc.stream)
 			}
-			requireSame(t, tc.name, fast, ref)
+			if streamed {
+				requireSame(t, tc.name, fast, ref)
+			}
 		})
+	}
+}
+
+// TestRefusedInputsFallBack tests the dispatch, not a pair: an input the
+// streaming path refuses goes whole to the reference path, so function
+// mode's output (bytes, error, results) is the reference path's, with
+// nothing written before the refusal.
+func TestRefusedInputsFallBack(t *testing.T) {
+	refused := 0
+	for _, tc := range streamCases {
+		if tc.stream {
+			continue
+		}
+		refused++
+		var out, refOut bytes.Buffer
+		got := yamliotest.Observe(&out, run(strings.NewReader(tc.input), &out))
+		want := yamliotest.Observe(&refOut, runReference(strings.NewReader(tc.input), &refOut))
+		requireSame(t, tc.name, got, want)
+	}
+	if refused < 10 {
+		t.Errorf("only %d refused cases", refused)
 	}
 }
 
@@ -184,7 +233,7 @@ func TestStreamMatchesReferenceCases(t *testing.T) {
 // nothing: the function must actually annotate the plain case.
 func TestStreamCasesChangeSomething(t *testing.T) {
 	var out bytes.Buffer
-	if err := Run(strings.NewReader(streamCases[0].input), &out); err != nil {
+	if err := run(strings.NewReader(streamCases[0].input), &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"shardrouter.dev/context: 'east'", "shardrouter.dev/datastore: 'default'", "results:", "name: shards"} {
@@ -194,21 +243,47 @@ func TestStreamCasesChangeSomething(t *testing.T) {
 	}
 }
 
-// TestRunForcedReference: with SHARD_ROUTER_REFERENCE set, Run gives the
-// same bytes (it is the reference path).
-func TestRunForcedReference(t *testing.T) {
+// TestForcedReference: under Options.Reference, function mode gives the
+// same bytes, and takes the reference path even where the streaming path
+// would refuse nothing: its function is called on the whole list.
+func TestForcedReference(t *testing.T) {
 	input := gen.Bytes(gen.Options{Items: 50, Contexts: 4, Seed: 9})
 	var fast, ref bytes.Buffer
-	if err := Run(bytes.NewReader(input), &fast); err != nil {
+	if err := run(bytes.NewReader(input), &fast); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(ReferenceEnv, "1")
-	if err := Run(bytes.NewReader(input), &ref); err != nil {
+	if err := runReference(bytes.NewReader(input), &ref); err != nil {
 		t.Fatal(err)
 	}
 	if fast.String() != ref.String() {
 		t.Errorf("forced reference path differs:\n%s", firstDiff(fast.String(), ref.String()))
 	}
+	var whole wholeList
+	if err := yamlio.RunFunction(bytes.NewReader(input), io.Discard, &whole, yamlio.Options{Reference: true}); err != nil {
+		t.Fatal(err)
+	}
+	if whole.processed != 1 || whole.read.Load() != 0 {
+		t.Errorf("under Reference: Process called %d times, ReadItem %d times; want 1 and 0", whole.processed, whole.read.Load())
+	}
+	var streamed wholeList
+	if err := yamlio.RunFunction(bytes.NewReader(input), io.Discard, &streamed, yamlio.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if streamed.processed != 0 || streamed.read.Load() != 50 {
+		t.Errorf("streaming: Process called %d times, ReadItem %d times; want 0 and 50", streamed.processed, streamed.read.Load())
+	}
+}
+
+// wholeList counts how function mode calls it.
+type wholeList struct {
+	processed int
+	read      atomic.Int64
+}
+
+func (w *wholeList) Process(*framework.ResourceList) error { w.processed++; return nil }
+func (w *wholeList) ReadItem(*yaml.RNode) struct{}         { w.read.Add(1); return struct{}{} }
+func (w *wholeList) Decide(*yaml.RNode, []struct{}) (yamlio.Edit, framework.Results, error) {
+	return nil, nil, nil
 }
 
 // TestRunReadError: a failing reader is reported as the reference path
@@ -217,8 +292,8 @@ func TestRunReadError(t *testing.T) {
 	input := resourceList(nsEast)
 	broken := errors.New("disk on fire")
 	var out, refOut bytes.Buffer
-	err := Run(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &out)
-	refErr := RunReference(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &refOut)
+	err := run(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &out)
+	refErr := runReference(io.MultiReader(strings.NewReader(input[:40]), iotest.ErrReader(broken)), &refOut)
 	if err == nil || !errors.Is(err, broken) && !strings.Contains(err.Error(), broken.Error()) {
 		t.Fatalf("Run error = %v, want one naming %v", err, broken)
 	}
@@ -233,23 +308,23 @@ func TestRunReadError(t *testing.T) {
 // TestSplitResourceList checks the item boundaries found in raw bytes.
 func TestSplitResourceList(t *testing.T) {
 	input := streamHeader + nsEast + "\n" + cm("a", "  data:\n    x: |\n      - not an item\n") + streamConfig
-	l, err := splitResourceList([]byte(input))
+	items, skeleton, err := yamlio.SplitResourceList([]byte(input))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.items) != 2 {
-		t.Fatalf("found %d items, want 2", len(l.items))
+	if len(items) != 2 {
+		t.Fatalf("found %d items, want 2", len(items))
 	}
-	first := input[l.items[0][0]:l.items[0][1]]
+	first := input[items[0][0]:items[0][1]]
 	if first != nsEast+"\n" {
 		t.Errorf("first item = %q", first)
 	}
-	second := input[l.items[1][0]:l.items[1][1]]
+	second := input[items[1][0]:items[1][1]]
 	if !strings.HasPrefix(second, "- apiVersion: v1\n  kind: ConfigMap") || !strings.HasSuffix(second, "- not an item\n") {
 		t.Errorf("second item = %q", second)
 	}
-	if want := streamHeader + streamConfig; string(l.skeleton) != want {
-		t.Errorf("skeleton = %q, want %q", l.skeleton, want)
+	if want := streamHeader + streamConfig; string(skeleton) != want {
+		t.Errorf("skeleton = %q, want %q", skeleton, want)
 	}
 }
 
@@ -264,11 +339,12 @@ func TestStreamItemsAreTheReferenceItems(t *testing.T) {
 		}
 	}
 	for name, input := range inputs {
-		s, err := newStreamRun(input)
+		ranges, _, err := yamlio.SplitResourceList(input)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got, err := s.readItems()
+		got := make([]function.Item, len(ranges))
+		err = yamlio.ReadItems(input, func(i int, rn *yaml.RNode) { got[i] = function.ItemOf(rn) })
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -284,7 +360,7 @@ func TestStreamItemsAreTheReferenceItems(t *testing.T) {
 			t.Fatalf("%s: %d items, reference %d", name, len(got), len(nodes))
 		}
 		for i, n := range nodes {
-			if want := ItemOf(n); !reflect.DeepEqual(got[i], want) {
+			if want := function.ItemOf(n); !reflect.DeepEqual(got[i], want) {
 				t.Errorf("%s: item %d:\nstream:    %+v\nreference: %+v", name, i, got[i], want)
 			}
 		}
@@ -333,8 +409,8 @@ func TestStreamMatchesReferenceMutated(t *testing.T) {
 		fast, ref, ok, _ := runBoth(t, []byte(input))
 		if ok {
 			streamed++
+			requireSame(t, fmt.Sprintf("mutation %d:\n%s\n", n, input), fast, ref)
 		}
-		requireSame(t, fmt.Sprintf("mutation %d:\n%s\n", n, input), fast, ref)
 		if t.Failed() {
 			return
 		}
@@ -350,7 +426,7 @@ func TestRunInputKinds(t *testing.T) {
 	testenv.Slow(t, "3,500 items, three times")
 	input := gen.Bytes(gen.Options{Items: 3500, Contexts: 8, Seed: 12}) // over one 4 MB block
 	var want bytes.Buffer
-	if err := Run(bytes.NewReader(input), &want); err != nil {
+	if err := run(bytes.NewReader(input), &want); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "rl.yaml")
@@ -363,7 +439,7 @@ func TestRunInputKinds(t *testing.T) {
 	}
 	defer f.Close()
 	var fromFile bytes.Buffer
-	if err := Run(f, &fromFile); err != nil {
+	if err := run(f, &fromFile); err != nil {
 		t.Fatal(err)
 	}
 	if fromFile.String() != want.String() {
@@ -378,7 +454,7 @@ func TestRunInputKinds(t *testing.T) {
 		w.Close()
 	}()
 	var fromPipe bytes.Buffer
-	if err := Run(r, &fromPipe); err != nil {
+	if err := run(r, &fromPipe); err != nil {
 		t.Fatal(err)
 	}
 	r.Close()
@@ -396,8 +472,8 @@ func TestRunInputKinds(t *testing.T) {
 	}
 	defer f2.Close()
 	var got, ref bytes.Buffer
-	err = Run(f2, &got)
-	refErr := RunReference(strings.NewReader(refused), &ref)
+	err = run(f2, &got)
+	refErr := runReference(strings.NewReader(refused), &ref)
 	if got.String() != ref.String() || fmt.Sprint(err) != fmt.Sprint(refErr) {
 		t.Errorf("refused file input: %v / %v\n%s", err, refErr, firstDiff(got.String(), ref.String()))
 	}

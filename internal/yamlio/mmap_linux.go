@@ -1,4 +1,4 @@
-package function
+package yamlio
 
 import (
 	"os"

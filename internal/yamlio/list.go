@@ -1,7 +1,12 @@
-package function
+package yamlio
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // layout is a ResourceList split without parsing it: the byte ranges of the
@@ -15,11 +20,95 @@ type layout struct {
 	skeleton []byte
 }
 
-// fallback is why the streaming path refused an input; the reference path
-// then runs on the same bytes.
+// fallback is why a fast reader refused an input; the reference path then
+// runs on the same bytes.
 type fallback string
 
 func (f fallback) Error() string { return "streaming refused: " + string(f) }
+
+// IsFallback reports whether err is a fast reader's refusal of an input,
+// which only the reference path may read.
+func IsFallback(err error) bool {
+	var f fallback
+	return errors.As(err, &f)
+}
+
+// List is a ResourceList read for streaming: split without parsing the
+// items (see splitResourceList), everything but the items read as kyaml's
+// reader reads it, and each item parsed alone on request. Item i is the
+// node kio.ByteReader gives for it when it reads the whole list.
+type List struct {
+	data   []byte
+	layout *layout
+	// wrapAPIVersion and wrapKind are the ResourceList's.
+	wrapAPIVersion, wrapKind string
+	functionConfig           *yaml.RNode
+}
+
+// ReadList splits a ResourceList laid out as kpt writes it. It returns an
+// error for which IsFallback is true when the input needs kyaml's
+// whole-tree reader; nothing is lost by then reading it that way.
+func ReadList(data []byte) (*List, error) {
+	l, err := splitResourceList(data)
+	if err != nil {
+		return nil, err
+	}
+	s := &List{data: data, layout: l}
+	// The skeleton is small: read it as the reference does.
+	br := &kio.ByteReader{Reader: bytes.NewReader(l.skeleton)}
+	rest, err := br.Read()
+	switch {
+	case err != nil:
+		return nil, fallback("cannot read the ResourceList: " + err.Error())
+	case len(rest) != 0 || br.WrappingKind != kio.ResourceListKind:
+		return nil, fallback("not a ResourceList")
+	case br.Results != nil:
+		return nil, fallback("results in the input")
+	}
+	s.wrapAPIVersion, s.wrapKind, s.functionConfig = br.WrappingAPIVersion, br.WrappingKind, br.FunctionConfig
+	return s, nil
+}
+
+// Len is the number of items.
+func (l *List) Len() int { return len(l.layout.items) }
+
+// FunctionConfig is the list's functionConfig, nil when absent or empty.
+func (l *List) FunctionConfig() *yaml.RNode {
+	if fc := l.functionConfig; fc != nil && !fc.IsNilOrEmpty() {
+		return fc
+	}
+	return nil
+}
+
+// WrappingKind is the list's kind (ResourceList).
+func (l *List) WrappingKind() string { return l.wrapKind }
+
+// Item decodes item i alone; it may be called from several goroutines. Its
+// lines are a one-entry block sequence, so the item is parsed in the same
+// context as inside the whole list. A fallback error means the whole list
+// must be read by kyaml instead.
+func (l *List) Item(i int) (*yaml.RNode, error) {
+	r := l.layout.items[i]
+	chunk := l.data[r[0]:r[1]]
+	var doc yaml.Node
+	// Unmarshal parses the bytes in place; the ByteReader's Decoder would
+	// copy them through a reader first. Both run the same parser.
+	if err := yaml.Unmarshal(chunk, &doc); err != nil {
+		return nil, fallback(fmt.Sprintf("item %d does not parse alone: %v", i, err))
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode ||
+		len(doc.Content[0].Content) != 1 {
+		return nil, fallback(fmt.Sprintf("item %d is not one sequence entry", i))
+	}
+	item := doc.Content[0].Content[0]
+	if item.Kind != yaml.MappingNode {
+		return nil, fallback(fmt.Sprintf("item %d is not a mapping", i))
+	}
+	if bytes.ContainsAny(chunk, "&*") && HasAnchors(item) {
+		return nil, fallback(fmt.Sprintf("item %d has anchors or aliases", i))
+	}
+	return yaml.NewRNode(item), nil
+}
 
 // splitResourceList finds the items of a ResourceList laid out as kpt and
 // kyaml write it:

@@ -1,0 +1,29 @@
+// Package yamlio is the one place where shard-router reads and writes KRM
+// YAML faster than kyaml does, and where kyaml's own readers and writers
+// remain the reference each fast path must match byte for byte:
+//
+//   - function mode: RunFunction, the streaming path (splitter, per-item
+//     parsing, kyaml's internal-annotation bookkeeping, the fast encoder)
+//     against framework.Execute;
+//   - ReadStream: a ResourceList item by item (ReadList) against
+//     kio.ByteReader;
+//   - ReadPackage: a package file by file on every core against
+//     kio.LocalPackageReader;
+//   - Encode: a package file edited and encoded directly against
+//     kio.ByteWriter;
+//
+// with what they share: the mapped input, the packed-node
+// codec (Pack, Unpack), the worker pool (Parallel, ForEach) and the node
+// helpers (HasAnchors, CopyNode). A fast path refuses what it is not sure
+// about (IsFallback) and the reference then reads the same bytes;
+// Options.Reference takes the reference for every input. These paths copy
+// behaviour kyaml keeps private (annotation-format reconciliation, what
+// kio.ByteWriter clears, the package reader's order of checks), so a kyaml
+// or yaml.v3 upgrade is understood here, and the differential suite and
+// FuzzFastMatchesReference say whether it still holds.
+//
+// The package has no notion of routing: function mode's work is a
+// Function, and the readers hand every resource to a read function. It
+// reads no environment variable and sets no process-wide setting; the
+// command line builds the Options.
+package yamlio

@@ -1,0 +1,63 @@
+package yamlio_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/gen"
+)
+
+// FuzzFastMatchesReference: whatever the input, every fast path either
+// refuses it (with a fallback reason) or gives exactly its reference's
+// bytes, errors and results: function mode, the stream reader, the
+// package reader (the input as one file of a package) and the encoder (on
+// every resource kyaml reads from the input). The seeds are the function
+// mode cases, the encoder cases, the golden inputs and small generated
+// packages; `go test` runs them, `go test -fuzz` mutates them.
+func FuzzFastMatchesReference(f *testing.F) {
+	for _, tc := range streamCases {
+		f.Add([]byte(tc.input))
+	}
+	for _, c := range encodeCases {
+		f.Add([]byte(c))
+	}
+	for _, g := range goldenInputs(f) {
+		f.Add(g)
+	}
+	f.Add(gen.Bytes(gen.Options{Items: 12, Contexts: 3, Seed: 7}))
+	f.Add(gen.Bytes(gen.Options{Items: 8, Contexts: 2, Seed: 8, Routed: true}))
+	f.Fuzz(func(t *testing.T, input []byte) {
+		if len(input) > 1<<16 {
+			t.Skip("too big to be worth a reference run")
+		}
+		// Function mode; runBoth asserts a refusal as a fallback.
+		if fast, ref, streamed, _ := runBoth(t, input); streamed {
+			requireSame(t, "function mode", fast, ref)
+		}
+
+		requireSameStream(t, "stream reader", input)
+
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "resources.yaml"), input, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		requireSamePackage(t, "package reader", dir)
+
+		nodes, _, err := yamlio.ReadStream(bytes.NewReader(input), yamlio.Options{Reference: true},
+			func(n *yaml.RNode, _ bool) *yaml.RNode { return n })
+		if err != nil {
+			return
+		}
+		for _, n := range nodes {
+			requireSameEncoding(t, "encoder, one resource", []*yaml.RNode{n})
+		}
+		if len(nodes) > 0 { // a file holds at least one resource
+			requireSameEncoding(t, "encoder, all resources", nodes)
+		}
+	})
+}
