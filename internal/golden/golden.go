@@ -11,6 +11,8 @@ var (
 	bytesText = regexp.MustCompile(`\b\d+ bytes( \([^)]*\))?`)
 	// the tags of a capacity result: bytes: "1695"
 	bytesTag = regexp.MustCompile(`(?m)^(\s+bytes: )"\d+"$`)
+	// where a ResourceList's results start
+	resultsKey = regexp.MustCompile(`(?m)^results:$`)
 )
 
 // Mask is what golden files hold in place of a byte count.
@@ -26,7 +28,7 @@ func MaskBytes(s string) string {
 // MaskResultBytes masks the byte counts of a ResourceList's results only,
 // so that the items (user data) are compared exactly.
 func MaskResultBytes(resourceList string) string {
-	i := regexp.MustCompile(`(?m)^results:$`).FindStringIndex(resourceList)
+	i := resultsKey.FindStringIndex(resourceList)
 	if i == nil {
 		return resourceList
 	}

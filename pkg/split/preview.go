@@ -270,11 +270,12 @@ func (pv *preview) compare() []pruneCount {
 		cp.Previous = len(held)
 		pruned := 0
 		for k := range held {
-			if _, ok := perCtx[c][k]; !ok && !pv.unknown[k] {
-				cp.Prune = append(cp.Prune, refOf(k))
+			if _, ok := perCtx[c][k]; ok {
+				continue
 			}
-			if _, ok := perCtx[c][k]; !ok {
-				pruned++
+			pruned++
+			if !pv.unknown[k] {
+				cp.Prune = append(cp.Prune, refOf(k))
 			}
 		}
 		if len(held) > 0 {

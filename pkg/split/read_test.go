@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
 	"github.com/shard-router/shard-router/pkg/gen"
 )
 
@@ -88,28 +89,11 @@ func requireSameInput(t *testing.T, name string, fast, ref *Input) {
 		t.Fatalf("%s: %d items, kyaml %d", name, len(fast.items), len(ref.items))
 	}
 	if f, r := dumpInput(t, fast), dumpInput(t, ref); f != r {
-		t.Fatalf("%s: the streaming reader differs from kyaml's:\n%s", name, lineDiff(f, r))
+		t.Fatalf("%s: the streaming reader differs from kyaml's:\n%s", name, yamliotest.FirstDiff(f, r))
 	}
 	if f, r := planOf(t, fast), planOf(t, ref); f != r {
-		t.Fatalf("%s: the split differs from the split of kyaml's reading:\n%s", name, lineDiff(f, r))
+		t.Fatalf("%s: the split differs from the split of kyaml's reading:\n%s", name, yamliotest.FirstDiff(f, r))
 	}
-}
-
-func lineDiff(got, want string) string {
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < max(len(g), len(w)); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl {
-			return fmt.Sprintf("line %d:\nstreaming: %q\nkyaml:     %q", i+1, gl, wl)
-		}
-	}
-	return "(same lines)"
 }
 
 // trickyList holds what the per-item reader must keep: comments, both
