@@ -84,6 +84,7 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 				removeField(n.YNode(), yaml.MetadataField, yaml.AnnotationsField)
 			}
 		}
+		KeepScalars(n.YNode())
 		if wide {
 			enc.DefaultSeqIndent()
 		} else {
@@ -101,6 +102,9 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 
 // encodeReference is encode by kio.ByteWriter.
 func encodeReference(nodes []*yaml.RNode) ([]byte, error) {
+	for _, n := range nodes {
+		KeepScalars(n.YNode())
+	}
 	var buf bytes.Buffer
 	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: ClearedAnnotations(nodes)}).Write(nodes); err != nil {
 		return nil, err
