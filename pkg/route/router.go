@@ -165,12 +165,13 @@ func (r *Router) Route(objs []Object) *Routing {
 	for _, ns := range nsOrder {
 		o := &objs[ns.object]
 		ns.byNsSel = r.cfg.NamespaceIndex.Match(o.Labels)
-		d := r.route(p, &subject{i: ns.object, o: o, nsSel: ns.byNsSel})
+		s := subject{i: ns.object, o: o, nsSel: ns.byNsSel}
+		d := r.route(p, &s)
 		p.Decisions[ns.object] = d
 		if d.Routed() {
 			ns.contexts = d.Contexts
 		}
-		ns.refused = d.Refused
+		ns.refused, ns.refusedMove = d.Refused, s.refusedMove
 	}
 
 	// Pass 3: everything else.
@@ -198,6 +199,11 @@ func (r *Router) Route(objs []Object) *Routing {
 				guessed[gk] = &guess{first: i}
 				guessOrder = append(guessOrder, gk)
 			}
+		}
+	}
+	for _, ns := range nsOrder {
+		if m := ns.refusedMove; m != nil && len(ns.movers) > 0 {
+			p.Problems[m.problem].Message = m.message(objs[ns.object].Describe(), describeObjects(objs, ns.movers))
 		}
 	}
 	for _, gk := range guessOrder {

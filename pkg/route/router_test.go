@@ -453,6 +453,22 @@ func TestRoute(t *testing.T) {
 			},
 		},
 		{
+			name: "moves: one refusal per cause: a relabelled Namespace's error counts and names the objects that would move with it",
+			objs: []Object{
+				prev(ns("team-a", shard("00")), "c01"),
+				prev(cm("team-a", "a", nil), "c01"),
+				prev(cm("team-a", "b", nil), "c01"),
+				cm("team-a", "new", nil), // no previous context: no move of its own
+				prev(cm("team-b", "other", nil), "c00"),
+				ns("team-b", shard("01")),
+			},
+			want: []want{{"", Failed}, {"", Failed}, {"", Failed}, {"", Failed}, {"", Failed}, {"c01", Selected}},
+			problems: []wantProblem{
+				{obj: 0, sev: Error, field: ctxField, text: []string{`Namespace team-a would move from "c01" to "c00" with 2 objects (ConfigMap team-a/a, ConfigMap team-a/b) in it: kpt live apply --context c01 would delete them there`}},
+				{obj: 4, sev: Error, field: ctxField, text: []string{`ConfigMap team-b/other would move from "c00" to "c01": kpt live apply --context c00 would delete it there`}},
+			},
+		},
+		{
 			name:     "moves: a context removed from the config is a move",
 			objs:     []Object{prev(clusterRole("reader", nil), "c00", "c-old")},
 			want:     []want{{"", Failed}},
