@@ -128,6 +128,9 @@ func (r *Router) Route(objs []Object) *Routing {
 			}
 			if !builtin.Stored {
 				key.group, key.kind = builtin.Group, builtin.Resource
+				if key.kind == "" { // a generated legacy kind: no plural known
+					key.kind = builtin.Kind.Kind
+				}
 			}
 		}
 		cluster := scope[i] == clusterScoped || !isBuiltin && crdScope[[2]string{o.Group(), o.Kind}] == "Cluster"

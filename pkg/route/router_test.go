@@ -293,15 +293,19 @@ func TestRoute(t *testing.T) {
 				{APIVersion: "policy/v1beta1", Kind: "PodSecurityPolicy", Name: "restricted"},
 				{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "team-b", Name: "web"},
 				{APIVersion: "flowcontrol.apiserver.k8s.io/v1beta2", Kind: "FlowSchema", Name: "fs"},
+				// a kind only older releases served (generated from k8s.io/api): namespaced, so no broadcast
+				{APIVersion: "resource.k8s.io/v1alpha2", Kind: "ResourceClaimParameters", Name: "params"},
 			},
-			want: []want{{"c01", Selected}, {"", Failed}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c01", Selected}, {"c00,c01,edge", Broadcast}},
+			want: []want{{"c01", Selected}, {"", Failed}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"", Failed}},
 			problems: []wantProblem{
 				// one warning per apiVersion and kind, counting and naming its objects
 				{obj: 1, sev: Warning, field: "apiVersion", text: []string{"2 objects (CronJob no-namespace, CronJob team-b/nightly): Kubernetes 1.34 does not serve batch/v1beta1 CronJob; write apiVersion: batch/v1"}},
 				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"PodSecurityPolicy restricted", "no version of PodSecurityPolicy"}},
 				{obj: 4, sev: Warning, field: "apiVersion", text: []string{"Ingress team-b/web", "write apiVersion: networking.k8s.io/v1"}},
 				{obj: 5, sev: Warning, field: "apiVersion", text: []string{"flowcontrol.apiserver.k8s.io/v1"}},
+				{obj: 6, sev: Warning, field: "apiVersion", text: []string{"ResourceClaimParameters params", "no version of ResourceClaimParameters exists any more"}},
 				{obj: 1, sev: Error, field: "metadata.namespace", text: []string{"CronJob no-namespace", "namespaced but has no metadata.namespace"}},
+				{obj: 6, sev: Error, field: "metadata.namespace", text: []string{"ResourceClaimParameters params", "namespaced but has no metadata.namespace"}},
 			},
 		},
 		{
