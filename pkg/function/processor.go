@@ -45,10 +45,13 @@ func (Processor) Process(rl *framework.ResourceList) error {
 // reference and the streaming path do. It returns the outcome only when
 // the items may be annotated (no error result), and the results always.
 func LoadAndDecide(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
-	if config.IsNilOrEmpty() {
-		var errs framework.Results
-		if config, errs = configAmong(items); len(errs) > 0 {
+	if noConfig(config) {
+		among, errs := configAmong(items)
+		if len(errs) > 0 {
 			return nil, errs
+		}
+		if among != nil {
+			config = among
 		}
 	}
 	cfg, errs := LoadConfig(config)
@@ -60,6 +63,19 @@ func LoadAndDecide(config *yaml.RNode, items []Item) (*Outcome, framework.Result
 		return nil, out.Results
 	}
 	return out, out.Results
+}
+
+// noConfig reports a function config that gives none: absent, or the
+// empty ConfigMap kpt fn eval sends without --fn-config or arguments.
+func noConfig(config *yaml.RNode) bool {
+	if config.IsNilOrEmpty() {
+		return true
+	}
+	if config.GetKind() != "ConfigMap" || config.GetApiVersion() != "v1" {
+		return false
+	}
+	data := config.Field("data")
+	return config.Field("binaryData") == nil && (data == nil || data.Value.IsNilOrEmpty() || len(data.Value.YNode().Content) == 0)
 }
 
 // configAmong is the function config when kpt passes none, as split and
@@ -74,7 +90,7 @@ func configAmong(items []Item) (*yaml.RNode, framework.Results) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, nil
+		return nil, nil // LoadConfig reports what config gives
 	case 1:
 		return items[found[0]].ShardConfig, nil
 	}
