@@ -290,22 +290,28 @@ func (v *oldVersions) warn(p *Routing, objs []Object) {
 // maxNamed is how many objects a message about many names.
 const maxNamed = 10
 
-// describeObjects names the objects of a message about several: "Kind
-// ns/a", or "3 objects (Kind ns/a, Kind ns/b, Kind c)", the first maxNamed
-// of them and how many more.
+// describeObjects names the objects of a message about several (see
+// DescribeList).
 func describeObjects(objs []Object, idx []int) string {
-	if len(idx) == 1 {
-		return objs[idx[0]].Describe()
+	names := make([]string, len(idx))
+	for k, i := range idx {
+		names[k] = objs[i].Describe()
 	}
-	names := make([]string, 0, min(len(idx), maxNamed))
-	for _, i := range idx[:min(len(idx), maxNamed)] {
-		names = append(names, objs[i].Describe())
+	return DescribeList(names)
+}
+
+// DescribeList names the objects of one message, each as Describe names
+// it: "Kind ns/a", or "3 objects (Kind ns/a, Kind ns/b, Kind c)", the first
+// maxNamed of them and how many more.
+func DescribeList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
 	}
 	more := ""
-	if len(idx) > maxNamed {
-		more = fmt.Sprintf(" and %d more", len(idx)-maxNamed)
+	if len(names) > maxNamed {
+		more = fmt.Sprintf(" and %d more", len(names)-maxNamed)
 	}
-	return fmt.Sprintf("%d objects (%s%s)", len(idx), strings.Join(names, ", "), more)
+	return fmt.Sprintf("%d objects (%s%s)", len(names), strings.Join(names[:min(len(names), maxNamed)], ", "), more)
 }
 
 func (r *Router) checkIdentity(p *Routing, i int, o *Object) bool {
