@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"k8s.io/apimachinery/pkg/version"
 )
 
 // The kinds older releases served: the top-level types of the k8s.io/api
@@ -145,13 +143,7 @@ func GenerateLegacy(served []kind, dirs, releases []string) ([]byte, error) {
 		out = append(out, k)
 	}
 	slices.SortFunc(out, func(a, b apiKind) int {
-		if c := strings.Compare(a.group, b.group); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.kind, b.kind); c != 0 {
-			return c
-		}
-		return -version.CompareKubeAwareVersionStrings(a.version, b.version)
+		return tableOrder(a.group, a.kind, a.version, b.group, b.kind, b.version)
 	})
 	for i := 1; i < len(out); i++ {
 		if a, b := out[i-1], out[i]; a.group == b.group && a.kind == b.kind && a.namespaced != b.namespaced {

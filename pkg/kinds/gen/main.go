@@ -152,18 +152,22 @@ func readDiscovery(paths []string) ([]kind, []string, error) {
 		return nil, nil, errors.New("the discovery documents list no resources")
 	}
 	slices.SortFunc(kinds, func(a, b kind) int {
-		if c := strings.Compare(a.Group, b.Group); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.Kind, b.Kind); c != 0 {
-			return c
-		}
-		// Preferred version first, as discovery orders them: GA, then beta,
-		// then alpha, higher numbers first.
-		return -version.CompareKubeAwareVersionStrings(a.Version, b.Version)
+		return tableOrder(a.Group, a.Kind, a.Version, b.Group, b.Kind, b.Version)
 	})
 	slices.Sort(sources)
 	return kinds, slices.Compact(sources), nil
+}
+
+// tableOrder orders rows by group, kind, then version, preferred first as
+// discovery orders them: GA, then beta, then alpha, higher numbers first.
+func tableOrder(groupA, kindA, versionA, groupB, kindB, versionB string) int {
+	if c := strings.Compare(groupA, groupB); c != 0 {
+		return c
+	}
+	if c := strings.Compare(kindA, kindB); c != 0 {
+		return c
+	}
+	return -version.CompareKubeAwareVersionStrings(versionA, versionB)
 }
 
 func formatSource(src []byte) ([]byte, error) { return format.Source(src) }
