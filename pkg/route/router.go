@@ -204,11 +204,7 @@ func (r *Router) Route(objs []Object) *Routing {
 			}
 		}
 	}
-	for _, ns := range nsOrder {
-		if m := ns.refusedMove; m != nil && len(ns.movers) > 0 {
-			p.Problems[m.problem].Message = m.message(objs[ns.object].Describe(), describeObjects(objs, ns.movers))
-		}
-	}
+	reportMovers(p, objs, nsOrder)
 	for _, gk := range guessOrder {
 		g := guessed[gk]
 		o := &objs[g.first]
@@ -221,6 +217,16 @@ func (r *Router) Route(objs []Object) *Routing {
 				o.Describe(), more, o.APIVersion, o.Kind)})
 	}
 	return p
+}
+
+// reportMovers names, in each refused move of a Namespace, the objects
+// that would move with it (one refusal per cause).
+func reportMovers(p *Routing, objs []Object, nsOrder []*nsState) {
+	for _, ns := range nsOrder {
+		if m := ns.refusedMove; m != nil && len(ns.movers) > 0 {
+			p.Problems[m.problem].Message = m.message(objs[ns.object].Describe(), describeObjects(objs, ns.movers))
+		}
+	}
 }
 
 // crdScopes are the scopes (spec.scope) of the package's CRDs, by group
