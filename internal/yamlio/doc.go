@@ -10,9 +10,10 @@
 //   - ReadPackage: a package file by file on every core against
 //     kio.LocalPackageReader;
 //   - Encode: a package file edited and encoded directly against
-//     kio.ByteWriter;
+//     kio.ByteWriter (both then settle moving comments, comments.go);
 //
-// with what they share: the mapped input, the packed-node
+// with what they share: the writers keep every scalar's value (KeepScalars,
+// scalars.go), the mapped input, the packed-node
 // codec (Pack, Unpack), the worker pool (Parallel, ForEach) and the node
 // helpers (HasAnchors, CopyNode). A fast path refuses what it is not sure
 // about (IsFallback) and the reference then reads the same bytes;

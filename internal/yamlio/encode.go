@@ -28,11 +28,22 @@ var writerClears = []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotati
 // package file: in index order, comments and sequence indentation kept,
 // reader and internal annotations removed (see ClearedAnnotations). It may
 // change the nodes. opts.Reference writes them with kio.ByteWriter alone.
+//
+// The bytes are a fixed point: read back and written again as kpt would,
+// they do not change (settleComments).
 func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
+	settle := hasFootComments(nodes)
+	var out []byte
+	var err error
 	if opts.Reference {
-		return encodeReference(nodes)
+		out, err = encodeReference(nodes)
+	} else {
+		out, err = encode(nodes)
 	}
-	return encode(nodes)
+	if err != nil || !settle {
+		return out, err
+	}
+	return settleComments(out), nil
 }
 
 // ClearedAnnotations are the annotations a written package file never
@@ -84,6 +95,7 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 				removeField(n.YNode(), yaml.MetadataField, yaml.AnnotationsField)
 			}
 		}
+		KeepScalars(n.YNode())
 		if wide {
 			enc.DefaultSeqIndent()
 		} else {
@@ -101,6 +113,9 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 
 // encodeReference is encode by kio.ByteWriter.
 func encodeReference(nodes []*yaml.RNode) ([]byte, error) {
+	for _, n := range nodes {
+		KeepScalars(n.YNode())
+	}
 	var buf bytes.Buffer
 	if err := (kio.ByteWriter{Writer: &buf, ClearAnnotations: ClearedAnnotations(nodes)}).Write(nodes); err != nil {
 		return nil, err

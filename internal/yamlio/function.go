@@ -97,13 +97,28 @@ func runReference(in io.Reader, out io.Writer, p framework.ResourceListProcessor
 	// known to be a ResourceList, so that stdout only ever holds one.
 	var buf bytes.Buffer
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
-	err := framework.Execute(p, rw)
+	err := framework.Execute(keepingScalars{p}, rw)
 	if buf.Len() > 0 && rw.WrappingKind != kio.ResourceListKind {
 		return fmt.Errorf("the input is not a ResourceList (kind: %s with items or functionConfig)", kio.ResourceListKind)
 	}
 	if _, werr := out.Write(buf.Bytes()); werr != nil && err == nil {
 		err = werr
 	}
+	return err
+}
+
+// keepingScalars is a processor that leaves every item and the function
+// config with scalars the writer keeps (KeepScalars).
+type keepingScalars struct {
+	framework.ResourceListProcessor
+}
+
+func (p keepingScalars) Process(rl *framework.ResourceList) error {
+	err := p.ResourceListProcessor.Process(rl)
+	for _, item := range rl.Items {
+		KeepScalars(item.YNode())
+	}
+	KeepScalars(rl.FunctionConfig.YNode())
 	return err
 }
 
@@ -269,6 +284,7 @@ func (s *streamRun) write(out io.Writer) error {
 	}
 	var tail bytes.Buffer
 	if s.functionConfig != nil {
+		KeepScalars(s.functionConfig.YNode())
 		if err := encodeNode(&tail, mappingNode(scalarNode("functionConfig"), s.functionConfig.YNode())); err != nil {
 			return err
 		}
@@ -413,6 +429,7 @@ func (s *streamRun) renderItem(i int, buf *bytes.Buffer) error {
 	if err := yaml.ClearEmptyAnnotations(rn); err != nil {
 		return err
 	}
+	KeepScalars(rn.YNode())
 	return encodeItem(buf, rn.YNode())
 }
 

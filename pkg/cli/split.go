@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -88,9 +90,27 @@ optional, and read only for the previous placement).`,
 	return cmd
 }
 
+// notAFormat refuses -o FORMAT: split's -o is a directory, but plan,
+// report and overrides take a format there, so a bare format name that is
+// not a directory yet is most likely a mix-up.
+func notAFormat(out string) error {
+	formats := append(slices.Clone(planFormats), "md", "table", "flag", "kamaji")
+	if !slices.Contains(formats, out) {
+		return nil
+	}
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return nil
+	}
+	return fmt.Errorf("split -o takes an output directory, and %q is an output format (plan, report and overrides take -o FORMAT): "+
+		"give a directory (-o out), or write -o ./%s to create a directory of that name", out, out)
+}
+
 func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.out == "" && f.context == "" {
 		return errors.New("split needs -o OUT_DIR (or --context NAME to write one context to stdout)")
+	}
+	if err := notAFormat(f.out); err != nil {
+		return err
 	}
 	var out *split.OutDir
 	if f.out != "" {

@@ -256,3 +256,27 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(data)
 }
+
+// TestSplitOutputFormatHint: split -o takes a directory; a format name
+// there (as plan -o takes) is refused with a hint, and writing nothing.
+// ./json is the way to ask for a directory of that name.
+func TestSplitOutputFormatHint(t *testing.T) {
+	pkg := copySplitPackage(t)
+	t.Chdir(t.TempDir())
+	for _, format := range []string{"json", "yaml", "markdown", "table"} {
+		code, stdout, stderr := execCLI(t, "", "split", pkg, "-o", format)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, `split -o takes an output directory, and "`+format+`" is an output format`) ||
+			!strings.Contains(stderr, "-o ./"+format) {
+			t.Errorf("-o %s: exit %d, stdout %q, stderr:\n%s", format, code, stdout, stderr)
+		}
+		if _, err := os.Stat(format); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("-o %s: a directory was written", format)
+		}
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", "./json"); code != 0 {
+		t.Errorf("-o ./json: exit %d:\n%s", code, stderr)
+	}
+	if st, err := os.Stat("json"); err != nil || !st.IsDir() {
+		t.Errorf("-o ./json wrote no directory: %v", err)
+	}
+}

@@ -101,6 +101,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
 	spec := &c.Compiled.Spec.Spec
+	changes := &storeChanges{}
 	for i, d := range routing.Decisions {
 		if !d.Routed() {
 			continue
@@ -113,8 +114,9 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Contexts[i] = strings.Join(names, ",")
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
-		c.checkDataStoreChange(out, it, names, stores, spec.AllowDataStoreChanges)
+		c.checkDataStoreChange(out, changes, i, it, names, stores, spec.AllowDataStoreChanges)
 	}
+	out.Results = append(out.Results, changes.results(items)...)
 	// One info result per context and per datastore (objects and bytes),
 	// after the placements.
 	capacity := c.capacity(items, out)
@@ -126,14 +128,14 @@ func (c *Config) Decide(items []Item) *Outcome {
 // checkDataStoreChange refuses a change of datastore for a resource that
 // already lives somewhere: kube-apiserver never migrates data when
 // --etcd-servers-overrides changes, so the objects would vanish from the API.
-func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []string, allow bool) {
+// The changes are collected, so that each cause is reported once.
+func (c *Config) checkDataStoreChange(out *Outcome, changes *storeChanges, i int, it *Item, names, stores []string, allow bool) {
 	if !it.HasDataStore || !it.HasPrevious {
 		return
 	}
-	fieldPath := "metadata.annotations[" + v1alpha1.DataStoreAnnotation + "]"
 	old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
 	if err != nil {
-		out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
+		out.Results = append(out.Results, itemResult(it, framework.Error, dataStoreField, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
 		return
 	}
 	for k, ctx := range names {
@@ -141,17 +143,66 @@ func (c *Config) checkDataStoreChange(out *Outcome, it *Item, names, stores []st
 		if !ok || was == stores[k] {
 			continue
 		}
-		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so it would vanish from the API until copied",
-			it.Describe(), ctx, was, stores[k])
-		switch datastore.Judge(datastore.Ephemeral(c.Compiled, it.APIVersion, it.Kind), allow) {
+		verdict := datastore.Judge(datastore.Ephemeral(c.Compiled, it.APIVersion, it.Kind), allow)
+		changes.add(storeChange{group: it.Group(), kind: it.Kind, context: ctx, from: was, to: stores[k], verdict: verdict}, i)
+	}
+}
+
+var dataStoreField = "metadata.annotations[" + v1alpha1.DataStoreAnnotation + "]"
+
+// storeChange is one cause of datastore changes: the objects of one kind
+// whose datastore in one context changes from one datastore to another.
+type storeChange struct {
+	group, kind, context, from, to string
+	verdict                        datastore.Verdict
+}
+
+// storeChanges are the datastore changes by cause, in package order.
+type storeChanges struct {
+	order   []storeChange
+	objects map[storeChange][]int
+}
+
+func (s *storeChanges) add(c storeChange, i int) {
+	if s.objects == nil {
+		s.objects = map[storeChange][]int{}
+	}
+	if s.objects[c] == nil {
+		s.order = append(s.order, c)
+	}
+	s.objects[c] = append(s.objects[c], i)
+}
+
+// results gives one result per cause, on its first object, counting and
+// naming them all.
+func (s *storeChanges) results(items []Item) framework.Results {
+	var out framework.Results
+	for _, c := range s.order {
+		idx := s.objects[c]
+		names := make([]string, len(idx))
+		for k, i := range idx {
+			names[k] = items[i].Describe()
+		}
+		msg := fmt.Sprintf("%s would change datastore in context %q from %q to %q: kube-apiserver does not migrate data, so %s would vanish from the API until copied",
+			route.DescribeList(names), c.context, c.from, c.to, pronoun(len(idx)))
+		it := &items[idx[0]]
+		switch c.verdict {
 		case datastore.AllowedEphemeral:
-			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowed: its override is ephemeral)"))
+			out = append(out, itemResult(it, framework.Warning, dataStoreField, msg+" (allowed: its override is ephemeral)"))
 		case datastore.AllowedByConfig:
-			out.Results = append(out.Results, itemResult(it, framework.Warning, fieldPath, msg+" (allowDataStoreChanges)"))
+			out = append(out, itemResult(it, framework.Warning, dataStoreField, msg+" (allowDataStoreChanges)"))
 		default:
-			out.Results = append(out.Results, itemResult(it, framework.Error, fieldPath, msg+"; copy the data first and set spec.allowDataStoreChanges: true (see the README)"))
+			out = append(out, itemResult(it, framework.Error, dataStoreField, msg+"; copy the data first and set spec.allowDataStoreChanges: true (see the README)"))
 		}
 	}
+	return out
+}
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "they"
 }
 
 func severity(s route.Severity) framework.Severity {

@@ -186,8 +186,8 @@ var manifestCases = []manifestCase{
 		want:     []string{"-", "-", "-", "-", "-"},
 		wantErr:  true,
 		results: []wantResult{
-			{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
-			{severity: framework.Warning, resource: "CronJob unplaced", field: "apiVersion", text: []string{"batch/v1"}},
+			// one warning per apiVersion and kind, on its first object, naming them all
+			{severity: framework.Warning, resource: "CronJob a/nightly", field: "apiVersion", text: []string{"2 objects (CronJob a/nightly, CronJob unplaced)", "does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
 			{severity: framework.Warning, resource: "PodDisruptionBudget b/pdb", field: "apiVersion", text: []string{"policy/v1"}},
 			{severity: framework.Error, resource: "CronJob unplaced", field: "metadata.namespace", text: []string{"namespaced but has no metadata.namespace"}},
 		},

@@ -30,6 +30,9 @@ type Item struct {
 	HasIndex bool
 	// Size is the object's SerializedSize, for capacity.
 	Size int64
+	// ShardConfig is, in function mode, the node of a ShardConfig item,
+	// which is the function config when kpt passes none (withConfig).
+	ShardConfig *yaml.RNode
 }
 
 // ItemOf reads the routing facts of one resource node.
@@ -69,6 +72,14 @@ func ItemOf(rn *yaml.RNode) Item {
 			}
 			it.CRD = crd
 		}
+	}
+	return it
+}
+
+// withConfig is a function mode item: ShardConfig set when it is one.
+func withConfig(it Item, rn *yaml.RNode) Item {
+	if it.APIVersion == v1alpha1.APIVersion && it.Kind == v1alpha1.Kind {
+		it.ShardConfig = rn
 	}
 	return it
 }

@@ -1,6 +1,9 @@
 package function
 
 import (
+	"fmt"
+	"strings"
+
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -21,7 +24,7 @@ var _ framework.ResourceListProcessor = Processor{}
 func (Processor) Process(rl *framework.ResourceList) error {
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
-		items[i] = ItemOfShared(rn)
+		items[i] = withConfig(ItemOfShared(rn), rn)
 	}
 	out, results := LoadAndDecide(rl.FunctionConfig, items)
 	rl.Results = append(rl.Results, results...)
@@ -42,6 +45,15 @@ func (Processor) Process(rl *framework.ResourceList) error {
 // reference and the streaming path do. It returns the outcome only when
 // the items may be annotated (no error result), and the results always.
 func LoadAndDecide(config *yaml.RNode, items []Item) (*Outcome, framework.Results) {
+	if noConfig(config) {
+		among, errs := configAmong(items)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		if among != nil {
+			config = among
+		}
+	}
 	cfg, errs := LoadConfig(config)
 	if len(errs) > 0 {
 		return nil, errs
@@ -51,6 +63,45 @@ func LoadAndDecide(config *yaml.RNode, items []Item) (*Outcome, framework.Result
 		return nil, out.Results
 	}
 	return out, out.Results
+}
+
+// noConfig reports a function config that gives none: absent, or the
+// empty ConfigMap kpt fn eval sends without --fn-config or arguments.
+func noConfig(config *yaml.RNode) bool {
+	if config.IsNilOrEmpty() {
+		return true
+	}
+	if config.GetKind() != "ConfigMap" || config.GetApiVersion() != "v1" {
+		return false
+	}
+	data := config.Field("data")
+	return config.Field("binaryData") == nil && (data == nil || data.Value.IsNilOrEmpty() || len(data.Value.YNode().Content) == 0)
+}
+
+// configAmong is the function config when kpt passes none, as split and
+// plan choose it: the items' single ShardConfig (nil when they hold none,
+// which LoadConfig reports). Several are an error that names each.
+func configAmong(items []Item) (*yaml.RNode, framework.Results) {
+	var found []int
+	for i := range items {
+		if items[i].ShardConfig != nil {
+			found = append(found, i)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil // LoadConfig reports what config gives
+	case 1:
+		return items[found[0]].ShardConfig, nil
+	}
+	names := make([]string, len(found))
+	for k, i := range found {
+		names[k] = items[i].Describe()
+	}
+	it := &items[found[0]]
+	return nil, framework.Results{itemResult(it, framework.Error, "",
+		fmt.Sprintf("no function config was given, and the items hold %d %s resources (%s; in %s): keep one, or give one with --fn-config",
+			len(found), v1alpha1.Kind, strings.Join(names, ", "), filesOf(items, found)))}
 }
 
 // Apply writes the two annotations on a routed item ("" means not routed),

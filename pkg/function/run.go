@@ -20,7 +20,7 @@ func Run(in io.Reader, out io.Writer, opts yamlio.Options) error {
 var _ yamlio.Function[Item] = Processor{}
 
 // ReadItem is ItemOf: the streaming path gives items without anchors.
-func (Processor) ReadItem(rn *yaml.RNode) Item { return ItemOf(rn) }
+func (Processor) ReadItem(rn *yaml.RNode) Item { return withConfig(ItemOf(rn), rn) }
 
 // Decide is Process for the streaming path, on the items already read.
 func (Processor) Decide(config *yaml.RNode, items []Item) (yamlio.Edit, framework.Results, error) {

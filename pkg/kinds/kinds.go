@@ -5,12 +5,14 @@
 //
 // The table is generated from the discovery documents that the kubernetes
 // repository checks in (api/discovery/), see gen/main.go; plurals are never
-// guessed. The extensions/v1beta1 kinds that 1.34 no longer serves are added by
-// hand in legacy.go.
+// guessed. The kinds older releases served and 1.34 serves in no version
+// are generated from the k8s.io/api module of those releases
+// (zz_generated_legacy.go), a few by hand (legacy.go).
 package kinds
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -21,7 +23,7 @@ import (
 // Kind describes one built-in kind served by kube-apiserver 1.34.
 type Kind struct {
 	Group, Version, Kind string // as served (e.g. "events.k8s.io", "v1", "Event")
-	Resource             string // plural resource as served ("events")
+	Resource             string // plural resource as served ("events"); "" for generated legacy kinds, whose plural the source lacks
 	Namespaced           bool
 	// Stored is false for virtual kinds (reviews, bindings, componentstatuses),
 	// which are never in etcd, and for the legacy PodSecurityPolicy, which
@@ -60,9 +62,15 @@ type gk struct{ group, kind string }
 var table, byGVK, byGK = buildTable()
 
 func buildTable() ([]Kind, map[gvk]int, map[gk]int) {
-	all := make([]Kind, 0, len(servedKinds)+len(legacyKinds))
+	all := make([]Kind, 0, len(servedKinds)+len(legacyKinds)+len(generatedLegacyKinds))
 	all = append(all, servedKinds...)
 	all = append(all, legacyKinds...)
+	for _, k := range generatedLegacyKinds {
+		// A hand-kept row (legacy.go) wins over its generated one.
+		if !slices.ContainsFunc(legacyKinds, func(l Kind) bool { return l.Group == k.Group && l.Version == k.Version && l.Kind == k.Kind }) {
+			all = append(all, k)
+		}
+	}
 	byGVK := make(map[gvk]int, len(all))
 	byGK := make(map[gk]int, len(all))
 	for i := range all {

@@ -124,7 +124,7 @@ func TestTableInvariants(t *testing.T) {
 		if k.Stored != (k.Storage != GroupResource{}) {
 			t.Errorf("%s: Stored is %v but Storage is %q", k, k.Stored, k.Storage)
 		}
-		if k.Version == "" || k.Kind == "" || k.Resource == "" {
+		if k.Version == "" || k.Kind == "" || k.Resource == "" && !(k.Legacy && !k.Stored) {
 			t.Errorf("%s: empty field in %+v", k, k)
 		}
 		if k.Stored && !k.Legacy {
@@ -225,5 +225,38 @@ func TestResolve(t *testing.T) {
 	}
 	if got := Release(); got != "1.34" {
 		t.Errorf("Release() = %q, want 1.34", got)
+	}
+}
+
+// TestLegacyRowsAgree: a hand-kept legacy row and the generated row of the
+// same kind give the same scope, and the kinds the issue found broadcast
+// (resource.k8s.io's old alphas) have their scope.
+func TestLegacyRowsAgree(t *testing.T) {
+	for _, g := range generatedLegacyKinds {
+		for _, h := range legacyKinds {
+			if g.Group == h.Group && g.Kind == h.Kind && g.Namespaced != h.Namespaced {
+				t.Errorf("%s: namespaced %v by hand, %v generated", h, h.Namespaced, g.Namespaced)
+			}
+		}
+		if g.Stored || !g.Legacy {
+			t.Errorf("%s: a generated legacy row is never stored by the table's release", g)
+		}
+	}
+	for _, tc := range []struct {
+		apiVersion, kind string
+		namespaced       bool
+	}{
+		{"resource.k8s.io/v1alpha2", "ResourceClaimParameters", true},
+		{"resource.k8s.io/v1alpha2", "ResourceClassParameters", true},
+		{"resource.k8s.io/v1alpha3", "PodSchedulingContext", true},
+		{"resource.k8s.io/v1alpha1", "PodScheduling", true},
+		{"resource.k8s.io/v1alpha2", "ResourceClass", false},
+		{"networking.k8s.io/v1alpha1", "ClusterCIDR", false},
+		{"settings.k8s.io/v1alpha1", "PodPreset", true},
+	} {
+		r, ok := Resolve(tc.apiVersion, tc.kind)
+		if !ok || r.Namespaced != tc.namespaced || r.Served || r.Instead != "" {
+			t.Errorf("Resolve(%q, %q) = %+v, %v; want namespaced %v, not served, no successor", tc.apiVersion, tc.kind, r, ok, tc.namespaced)
+		}
 	}
 }

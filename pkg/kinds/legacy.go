@@ -1,9 +1,12 @@
 package kinds
 
-// legacyKinds are written by hand because no 1.34 discovery document has them.
-// Kinds that 1.34 serves in some version need no row here: Resolve finds
-// every version of them by group and kind. These are the kinds of groups
-// 1.34 serves in no version at all.
+// legacyKinds are kept by hand, with their plural names, which the source of
+// generatedLegacyKinds (zz_generated_legacy.go: the k8s.io/api module of
+// every older release the module proxy serves, v0.17 on) does not have. A
+// row here wins over its generated one, and TestLegacyRowsAgree checks that
+// both give the same scope. Every other kind an older release served and
+// 1.34 serves in no version is generated; kinds that 1.34 serves in some
+// version need no row: Resolve finds every version of them by group and kind.
 //
 // extensions/v1beta1 stopped serving these kinds in 1.16 (DaemonSet,
 // Deployment, ReplicaSet, NetworkPolicy, PodSecurityPolicy) and 1.22
@@ -14,8 +17,8 @@ package kinds
 // PodSecurityPolicy is not Stored: the API was removed in 1.25 and 1.34 keeps
 // no PodSecurityPolicies anywhere, so an override for it has no effect.
 //
-// The others were removed with no successor; none is stored by 1.34, so none
-// takes an override, but their scope still decides where a manifest goes.
+// InitializerConfiguration and ThirdPartyResource were removed before
+// v0.17, so only this list knows them.
 var legacyKinds = []Kind{
 	{Group: "admissionregistration.k8s.io", Version: "v1alpha1", Kind: "InitializerConfiguration", Resource: "initializerconfigurations", Namespaced: false, Stored: false, Legacy: true}, // removed in 1.14
 	{Group: "auditregistration.k8s.io", Version: "v1alpha1", Kind: "AuditSink", Resource: "auditsinks", Namespaced: false, Stored: false, Legacy: true},                                   // removed in 1.19

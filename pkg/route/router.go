@@ -93,16 +93,17 @@ type objKey struct{ group, kind, namespace, name string }
 // follow them.
 func (r *Router) Route(objs []Object) *Routing {
 	p := &Routing{Decisions: make([]Decision, len(objs))}
-	crdScope := map[[2]string]string{}
+	crdScope := r.crdScopes(objs)
 	namespaces := map[string]*nsState{}
 	var nsOrder []*nsState                  // package order, so results are deterministic
 	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
 	guessed := map[[2]string]*guess{}       // custom kinds broadcast on a guessed scope
 	var guessOrder [][2]string
 	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for the rules
+	var old oldVersions
 
-	// Pass 1: check identities, collect CRD scopes and Namespaces. Objects
-	// that are never routed are left to the first rule.
+	// Pass 1: check identities and collect Namespaces. Objects that are
+	// never routed are left to the first rule.
 	for i := range objs {
 		o := &objs[i]
 		if r.skipped(o) {
@@ -114,7 +115,7 @@ func (r *Router) Route(objs []Object) *Routing {
 		}
 		builtin, isBuiltin := kinds.Resolve(o.APIVersion, o.Kind)
 		if isBuiltin && !builtin.Served {
-			r.warnVersion(p, i, o, builtin)
+			old.add(i, o, builtin)
 		}
 		key := objKey{o.Group(), o.Kind, o.Namespace, o.Name}
 		if isBuiltin {
@@ -127,7 +128,14 @@ func (r *Router) Route(objs []Object) *Routing {
 			}
 			if !builtin.Stored {
 				key.group, key.kind = builtin.Group, builtin.Resource
+				if key.kind == "" { // a generated legacy kind: no plural known
+					key.kind = builtin.Kind.Kind
+				}
 			}
+		}
+		cluster := scope[i] == clusterScoped || !isBuiltin && crdScope[[2]string{o.Group(), o.Kind}] == "Cluster"
+		if cluster {
+			key.namespace = "" // kube-apiserver ignores it: one object
 		}
 		if first, dup := seen[key]; dup {
 			if f := &objs[first]; f.APIVersion != o.APIVersion || f.Kind != o.Kind {
@@ -142,8 +150,11 @@ func (r *Router) Route(objs []Object) *Routing {
 			continue
 		}
 		seen[key] = i
-		if o.CRD != nil && o.CRD.Kind != "" {
-			crdScope[[2]string{o.CRD.Group, o.CRD.Kind}] = o.CRD.Scope
+		if cluster && o.Namespace != "" {
+			p.errorf(i, "metadata.namespace", "%s is cluster-scoped but has metadata.namespace %q: kpt live apply refuses it; remove metadata.namespace",
+				o.Describe(), o.Namespace)
+			p.Decisions[i].Reason = Failed
+			continue
 		}
 		if isNamespace(o) {
 			namespaces[o.Name] = &nsState{object: i}
@@ -151,16 +162,19 @@ func (r *Router) Route(objs []Object) *Routing {
 		}
 	}
 
+	old.warn(p, objs)
+
 	// Pass 2: Namespaces, matched by both selectors against their own labels.
 	for _, ns := range nsOrder {
 		o := &objs[ns.object]
 		ns.byNsSel = r.cfg.NamespaceIndex.Match(o.Labels)
-		d := r.route(p, &subject{i: ns.object, o: o, nsSel: ns.byNsSel})
+		s := subject{i: ns.object, o: o, nsSel: ns.byNsSel}
+		d := r.route(p, &s)
 		p.Decisions[ns.object] = d
 		if d.Routed() {
 			ns.contexts = d.Contexts
 		}
-		ns.refused = d.Refused
+		ns.refused, ns.refusedMove = d.Refused, s.refusedMove
 	}
 
 	// Pass 3: everything else.
@@ -190,6 +204,7 @@ func (r *Router) Route(objs []Object) *Routing {
 			}
 		}
 	}
+	reportMovers(p, objs, nsOrder)
 	for _, gk := range guessOrder {
 		g := guessed[gk]
 		o := &objs[g.first]
@@ -204,6 +219,28 @@ func (r *Router) Route(objs []Object) *Routing {
 	return p
 }
 
+// reportMovers names, in each refused move of a Namespace, the objects
+// that would move with it (one refusal per cause).
+func reportMovers(p *Routing, objs []Object, nsOrder []*nsState) {
+	for _, ns := range nsOrder {
+		if m := ns.refusedMove; m != nil && len(ns.movers) > 0 {
+			p.Problems[m.problem].Message = m.message(objs[ns.object].Describe(), describeObjects(objs, ns.movers))
+		}
+	}
+}
+
+// crdScopes are the scopes (spec.scope) of the package's CRDs, by group
+// and kind.
+func (r *Router) crdScopes(objs []Object) map[[2]string]string {
+	scopes := map[[2]string]string{}
+	for i := range objs {
+		if o := &objs[i]; o.CRD != nil && o.CRD.Kind != "" && !r.skipped(o) {
+			scopes[[2]string{o.CRD.Group, o.CRD.Kind}] = o.CRD.Scope
+		}
+	}
+	return scopes
+}
+
 // builtinScope is the scope of a built-in kind, by kinds.Resolve.
 type builtinScope uint8
 
@@ -216,19 +253,71 @@ const (
 // guess counts the objects of one custom kind broadcast on a guessed scope.
 type guess struct{ first, more int }
 
-// warnVersion reports a built-in kind written in an apiVersion that the
-// table's release does not serve. It is routed by its group and kind, which
-// give the same scope and storage in every version, so the route is right;
-// but kpt live apply against that release fails on it.
-func (r *Router) warnVersion(p *Routing, i int, o *Object, k kinds.Resolved) {
-	rel := kinds.Release()
-	msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", o.Describe(), rel, o.APIVersion, o.Kind)
-	if k.Instead != "" {
-		msg += fmt.Sprintf("write apiVersion: %s (routed as %s %s, which has the same scope and storage; kpt live apply against a %s cluster fails on the old version)", k.Instead, k.Instead, o.Kind, rel)
-	} else {
-		msg += fmt.Sprintf("no version of %s exists any more, so kpt live apply against a %s cluster fails on it (routed by its former scope); remove it", o.Kind, rel)
+// oldVersions are the objects of built-in kinds written in an apiVersion
+// that the table's release does not serve, by apiVersion and kind, in
+// package order.
+type oldVersions struct {
+	order   [][2]string
+	objects map[[2]string][]int
+	kinds   map[[2]string]kinds.Resolved
+}
+
+func (v *oldVersions) add(i int, o *Object, k kinds.Resolved) {
+	key := [2]string{o.APIVersion, o.Kind}
+	if v.objects == nil {
+		v.objects, v.kinds = map[[2]string][]int{}, map[[2]string]kinds.Resolved{}
 	}
-	p.Problems = append(p.Problems, Problem{Object: i, Severity: Warning, Field: "apiVersion", Message: msg})
+	if v.objects[key] == nil {
+		v.order = append(v.order, key)
+		v.kinds[key] = k
+	}
+	v.objects[key] = append(v.objects[key], i)
+}
+
+// warn gives one warning per apiVersion and kind, on its first object,
+// counting and naming them all. Each is routed by its group and kind,
+// which give the same scope and storage in every version, so the route is
+// right; but kpt live apply against that release fails on it.
+func (v *oldVersions) warn(p *Routing, objs []Object) {
+	rel := kinds.Release()
+	for _, key := range v.order {
+		idx, k := v.objects[key], v.kinds[key]
+		apiVersion, kind := key[0], key[1]
+		msg := fmt.Sprintf("%s: Kubernetes %s does not serve %s %s; ", describeObjects(objs, idx), rel, apiVersion, kind)
+		if k.Instead != "" {
+			msg += fmt.Sprintf("write apiVersion: %s (routed as %s %s, which has the same scope and storage; kpt live apply against a %s cluster fails on the old version)", k.Instead, k.Instead, kind, rel)
+		} else {
+			msg += fmt.Sprintf("no version of %s exists any more, so kpt live apply against a %s cluster fails on it (routed by its former scope); remove it", kind, rel)
+		}
+		p.Problems = append(p.Problems, Problem{Object: idx[0], Severity: Warning, Field: "apiVersion", Message: msg})
+	}
+}
+
+// maxNamed is how many objects a message about many names.
+const maxNamed = 10
+
+// describeObjects names the objects of a message about several (see
+// DescribeList).
+func describeObjects(objs []Object, idx []int) string {
+	names := make([]string, len(idx))
+	for k, i := range idx {
+		names[k] = objs[i].Describe()
+	}
+	return DescribeList(names)
+}
+
+// DescribeList names the objects of one message, each as Describe names
+// it: "Kind ns/a", or "3 objects (Kind ns/a, Kind ns/b, Kind c)", the first
+// maxNamed of them and how many more.
+func DescribeList(names []string) string {
+	if len(names) == 1 {
+		return names[0]
+	}
+	more := ""
+	if len(names) > maxNamed {
+		more = fmt.Sprintf(" and %d more", len(names)-maxNamed)
+	}
+	return fmt.Sprintf("%d objects (%s%s)", len(names), strings.Join(names[:min(len(names), maxNamed)], ", "), more)
 }
 
 func (r *Router) checkIdentity(p *Routing, i int, o *Object) bool {

@@ -245,15 +245,18 @@ func TestRoute(t *testing.T) {
 				crd("example.com", "Widget", "Namespaced"),
 				crd("example.com", "Gadget", "Cluster"),
 				{APIVersion: "example.com/v1", Kind: "Widget", Namespace: "team-a", Name: "w"},
-				// a cluster-scoped CR keeps being broadcast even with a stray namespace
+				// a cluster-scoped CR with a stray namespace is refused (kpt live apply refuses it)
 				{APIVersion: "example.com/v1", Kind: "Gadget", Namespace: "team-a", Name: "g"},
 				// the CRD's scope wins over a missing namespace
 				{APIVersion: "example.com/v1beta1", Kind: "Widget", Name: "no-namespace"},
+				{APIVersion: "example.com/v1", Kind: "Gadget", Name: "h"},
 			},
 			want: []want{{"c00", Selected}, {"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast},
-				{"c00", Selected}, {"c00,c01,edge", Broadcast}, {"", Failed}},
-			problems: []wantProblem{{obj: 5, sev: Error, field: "metadata.namespace",
-				text: []string{"Widget no-namespace", "metadata.namespace"}}},
+				{"c00", Selected}, {"", Failed}, {"", Failed}, {"c00,c01,edge", Broadcast}},
+			problems: []wantProblem{
+				{obj: 4, sev: Error, field: "metadata.namespace", text: []string{`Gadget team-a/g is cluster-scoped but has metadata.namespace "team-a"`, "remove metadata.namespace"}},
+				{obj: 5, sev: Error, field: "metadata.namespace", text: []string{"Widget no-namespace", "metadata.namespace"}},
+			},
 		},
 		{
 			name: "broadcast: without a CRD, scope comes from metadata.namespace",
@@ -290,28 +293,65 @@ func TestRoute(t *testing.T) {
 				{APIVersion: "policy/v1beta1", Kind: "PodSecurityPolicy", Name: "restricted"},
 				{APIVersion: "extensions/v1beta1", Kind: "Ingress", Namespace: "team-b", Name: "web"},
 				{APIVersion: "flowcontrol.apiserver.k8s.io/v1beta2", Kind: "FlowSchema", Name: "fs"},
+				// a kind only older releases served (generated from k8s.io/api): namespaced, so no broadcast
+				{APIVersion: "resource.k8s.io/v1alpha2", Kind: "ResourceClaimParameters", Name: "params"},
 			},
-			want: []want{{"c01", Selected}, {"", Failed}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c01", Selected}, {"c00,c01,edge", Broadcast}},
+			want: []want{{"c01", Selected}, {"", Failed}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c01", Selected}, {"c00,c01,edge", Broadcast}, {"", Failed}},
 			problems: []wantProblem{
-				{obj: 1, sev: Warning, field: "apiVersion", text: []string{"CronJob no-namespace", "does not serve batch/v1beta1 CronJob", "write apiVersion: batch/v1"}},
-				{obj: 2, sev: Warning, field: "apiVersion", text: []string{"CronJob team-b/nightly", "batch/v1"}},
+				// one warning per apiVersion and kind, counting and naming its objects
+				{obj: 1, sev: Warning, field: "apiVersion", text: []string{"2 objects (CronJob no-namespace, CronJob team-b/nightly): Kubernetes 1.34 does not serve batch/v1beta1 CronJob; write apiVersion: batch/v1"}},
 				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"PodSecurityPolicy restricted", "no version of PodSecurityPolicy"}},
 				{obj: 4, sev: Warning, field: "apiVersion", text: []string{"Ingress team-b/web", "write apiVersion: networking.k8s.io/v1"}},
 				{obj: 5, sev: Warning, field: "apiVersion", text: []string{"flowcontrol.apiserver.k8s.io/v1"}},
+				{obj: 6, sev: Warning, field: "apiVersion", text: []string{"ResourceClaimParameters params", "no version of ResourceClaimParameters exists any more"}},
 				{obj: 1, sev: Error, field: "metadata.namespace", text: []string{"CronJob no-namespace", "namespaced but has no metadata.namespace"}},
+				{obj: 6, sev: Error, field: "metadata.namespace", text: []string{"ResourceClaimParameters params", "namespaced but has no metadata.namespace"}},
+			},
+		},
+		{
+			name: "broadcast: many objects of an old version: one warning, naming the first ten",
+			objs: func() []Object {
+				objs := []Object{ns("team-b", shard("01"))}
+				for _, n := range strings.Fields("a b c d e f g h i j k l") {
+					objs = append(objs, Object{APIVersion: "batch/v1beta1", Kind: "CronJob", Namespace: "team-b", Name: n})
+				}
+				return append(objs, Object{APIVersion: "batch/v1", Kind: "CronJob", Namespace: "team-b", Name: "served"})
+			}(),
+			want: []want{{"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected},
+				{"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}, {"c01", Selected}},
+			problems: []wantProblem{
+				{obj: 1, sev: Warning, field: "apiVersion", text: []string{"12 objects (CronJob team-b/a, CronJob team-b/b,", "CronJob team-b/j and 2 more): Kubernetes 1.34 does not serve batch/v1beta1 CronJob"}},
 			},
 		},
 		{
 			name: "broadcast: the built-in table wins over metadata.namespace and over CRDs",
 			objs: []Object{
 				ns("team-b", shard("01")),
-				// ClusterRole is cluster-scoped: a stray namespace does not make it follow team-b
-				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Namespace: "team-b", Name: "stray"},
+				// ClusterRole is cluster-scoped: its labels do not make it follow team-b
+				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "stray", Labels: shard("01")},
 				// a CRD cannot make a built-in kind cluster-scoped
 				crd("apps", "Deployment", "Cluster"),
 				{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team-b", Name: "web"},
 			},
 			want: []want{{"c01", Selected}, {"c00,c01,edge", Broadcast}, {"c00,c01,edge", Broadcast}, {"c01", Selected}},
+		},
+		{
+			name: "a cluster-scoped object with metadata.namespace is refused by name, and is one object with its copy without",
+			objs: []Object{
+				ns("team-b", shard("01")),
+				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Namespace: "team-b", Name: "stray"},
+				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "stray"},
+				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "twice"},
+				{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Namespace: "team-b", Name: "twice"},
+				{APIVersion: "v1", Kind: "Namespace", Namespace: "team-b", Name: "nested"},
+			},
+			want: []want{{"c01", Selected}, {"", Failed}, {"", Failed}, {"c00,c01,edge", Broadcast}, {"", Failed}, {"", Failed}},
+			problems: []wantProblem{
+				{obj: 1, sev: Error, field: "metadata.namespace", text: []string{`ClusterRole team-b/stray is cluster-scoped but has metadata.namespace "team-b": kpt live apply refuses it`}},
+				{obj: 2, sev: Error, field: "metadata.name", text: []string{"ClusterRole stray is in the package twice (first at item 1)"}},
+				{obj: 4, sev: Error, field: "metadata.name", text: []string{"ClusterRole team-b/twice is in the package twice (first at item 3)"}},
+				{obj: 5, sev: Error, field: "metadata.namespace", text: []string{`Namespace team-b/nested is cluster-scoped`}},
+			},
 		},
 
 		// Admission (pass 1): one stored object, lists.
@@ -327,8 +367,9 @@ func TestRoute(t *testing.T) {
 			want: []want{{"edge", Selected}, {"", Failed}, {"edge", Selected}, {"", Failed}, {"edge", Selected}},
 			problems: []wantProblem{
 				{obj: 1, sev: Error, field: "apiVersion", text: []string{"events.k8s.io/v1 Event team-x/e and v1 Event team-x/e (item 0) are one object", "/events"}},
-				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"apps/v1"}},
 				{obj: 3, sev: Error, field: "apiVersion", text: []string{"extensions/v1beta1 Deployment team-x/web and apps/v1 Deployment team-x/web (item 2)", "apps/deployments"}},
+				// version warnings come after the identity checks, one per apiVersion and kind
+				{obj: 3, sev: Warning, field: "apiVersion", text: []string{"apps/v1"}},
 			},
 		},
 		{
@@ -413,6 +454,22 @@ func TestRoute(t *testing.T) {
 				{obj: 0, sev: Error, field: ctxField, text: []string{"Namespace team-a", `from "c01" to "c00"`, "allowMoves"}},
 				{obj: 1, sev: Error, field: ctxField, text: []string{"ClusterRole edge-only", `from "c00,c01,edge" to "edge"`}},
 				{obj: 3, sev: Error, field: ctxField, text: []string{"ConfigMap team-b/was-elsewhere", `from "c00" to "c01"`}},
+			},
+		},
+		{
+			name: "moves: one refusal per cause: a relabelled Namespace's error counts and names the objects that would move with it",
+			objs: []Object{
+				prev(ns("team-a", shard("00")), "c01"),
+				prev(cm("team-a", "a", nil), "c01"),
+				prev(cm("team-a", "b", nil), "c01"),
+				cm("team-a", "new", nil), // no previous context: no move of its own
+				prev(cm("team-b", "other", nil), "c00"),
+				ns("team-b", shard("01")),
+			},
+			want: []want{{"", Failed}, {"", Failed}, {"", Failed}, {"", Failed}, {"", Failed}, {"c01", Selected}},
+			problems: []wantProblem{
+				{obj: 0, sev: Error, field: ctxField, text: []string{`Namespace team-a would move from "c01" to "c00" with 2 objects (ConfigMap team-a/a, ConfigMap team-a/b) in it: kpt live apply --context c01 would delete them there`}},
+				{obj: 4, sev: Error, field: ctxField, text: []string{`ConfigMap team-b/other would move from "c00" to "c01": kpt live apply --context c00 would delete it there`}},
 			},
 		},
 		{

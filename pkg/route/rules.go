@@ -54,6 +54,15 @@ type subject struct {
 	// d is the decision: the rule that decides sets it (returning true),
 	// the checks may refuse it.
 	d Decision
+	// refusedMove is the error that refuses its move, nil when none does.
+	refusedMove *refusedMove
+}
+
+// refusedMove is an error that refuses a move: the index of the problem
+// and what it says.
+type refusedMove struct {
+	problem           int
+	from, to, dropped string
 }
 
 // nsState caches what routing knows of one Namespace of the package.
@@ -62,6 +71,11 @@ type nsState struct {
 	contexts []int // its decision; nil when it failed
 	byNsSel  []int // contexts whose namespaceSelector matches its labels
 	refused  []int // where a refused move would have taken it
+	// refusedMove is the error that refuses its move, nil when none does;
+	// movers are its objects whose own moves that error reports (one
+	// refusal per cause).
+	refusedMove *refusedMove
+	movers      []int
 }
 
 // failed reports whether the Namespace could not be routed.
@@ -231,10 +245,26 @@ func (r *Router) moves(p *Routing, s *subject) {
 		d.Dropped = dropped
 		return
 	}
-	p.errorf(s.i, field, "%s would move from %q to %q: kpt live apply --context %s would delete it there; set spec.allowMoves: true to move it on purpose",
-		o.Describe(), old, newNames, strings.Join(dropped, ","))
+	if ns := s.ns; ns != nil && ns.refusedMove != nil {
+		ns.movers = append(ns.movers, s.i) // reported with its Namespace's move
+	} else {
+		m := &refusedMove{problem: len(p.Problems), from: old, to: newNames, dropped: strings.Join(dropped, ",")}
+		p.errorf(s.i, field, "%s", m.message(o.Describe(), ""))
+		s.refusedMove = m
+	}
 	refused := d.Contexts
 	*d = Decision{Reason: Failed, Refused: refused}
+}
+
+// message says what the refused move of what would do, with the objects
+// that would move with it (with: "" or "3 objects (...)").
+func (m *refusedMove) message(what, with string) string {
+	move, pronoun := fmt.Sprintf("%s would move from %q to %q", what, m.from, m.to), "it"
+	if with != "" {
+		move, pronoun = move+" with "+with+" in it", "them"
+	}
+	return fmt.Sprintf("%s: kpt live apply --context %s would delete %s there; set spec.allowMoves: true to move %s on purpose",
+		move, m.dropped, pronoun, pronoun)
 }
 
 // placementLabel: a Namespace that placement decided carries

@@ -513,6 +513,7 @@ func streamNodes(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		if err := yaml.ClearEmptyAnnotations(n); err != nil {
 			return nil, err
 		}
+		yamlio.KeepScalars(n.YNode()) // as Encode does
 	}
 	return nodes, nil
 }

@@ -1,0 +1,64 @@
+package yamlio
+
+import (
+	"bytes"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// yaml.v3 does not read back every comment where it wrote it: a comment
+// block that ends a nested collection, written at an outer indentation (a
+// commented-out container at the end of a Deployment's list), becomes the
+// foot comment of another node when it is read again, so the next pass
+// writes it elsewhere, re-indented, and drops the blank line after it. A
+// package file is written once and read by the next split, or by kpt: its
+// bytes must not change on that pass. Such comments are foot comments, so
+// only files that hold one pay for the check.
+
+// settleComments returns the bytes a read (as kpt reads a package file)
+// and a write (kio.ByteWriter) of out give, once they no longer change:
+// out itself when it is already a fixed point, which is the common case.
+func settleComments(out []byte) []byte {
+	for range 3 {
+		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(out), PreserveSeqIndent: true,
+			WrapBareSeqNode: true, DisableUnwrapping: true}).Read()
+		if err != nil || len(nodes) == 0 {
+			return out
+		}
+		for _, n := range nodes {
+			KeepScalars(n.YNode())
+		}
+		var buf bytes.Buffer
+		if err := (kio.ByteWriter{Writer: &buf}).Write(nodes); err != nil || bytes.Equal(buf.Bytes(), out) {
+			return out
+		}
+		out = buf.Bytes()
+	}
+	return out
+}
+
+// hasFootComments reports whether any node holds a foot comment.
+func hasFootComments(nodes []*yaml.RNode) bool {
+	for _, n := range nodes {
+		if hasFootComment(n.YNode(), 0) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasFootComment(n *yaml.Node, depth int) bool {
+	if n == nil || n.Kind == yaml.AliasNode || depth > maxDepth {
+		return false
+	}
+	if n.FootComment != "" {
+		return true
+	}
+	for _, c := range n.Content {
+		if hasFootComment(c, depth+1) {
+			return true
+		}
+	}
+	return false
+}
