@@ -57,8 +57,9 @@ and whether the context is added (no previous package), kept, or dropped
 kind, namespace and name, as kpt's inventory knows it: an apiVersion change
 within one group is an update. Across contexts it lists the moves and the
 datastore changes, and which of them the rules refuse (allowMoves,
-allowDataStoreChanges, ephemeral). An absent or empty OUT_DIR makes every
-object a create.
+allowDataStoreChanges, ephemeral). OUT_DIR must exist: a path that does not
+is an error (a typo would hide every prune). For a first apply, give an
+empty directory: every object is then a create.
 
 The mass-deletion guard applies as in split: pruning all of one context's
 objects, or, from one context that held at least spec.pruneGuard.minObjects
@@ -87,7 +88,7 @@ to stderr. Exit status: 1 when split would refuse (any error), else 0; with
 			return runPlan(s, f, src)
 		},
 	}
-	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required")
+	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required, and must exist (empty for a first apply)")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
@@ -102,7 +103,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 		return err
 	}
 	if f.previous == "" {
-		return errors.New("plan needs --previous OUT_DIR: the previous split's output (an absent or empty directory makes everything a create)")
+		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
 	out, err := split.OpenPrevious(f.previous)
 	if err != nil {

@@ -24,17 +24,27 @@ func TestPlanCommand(t *testing.T) {
 	pkg := copySplitPackage(t)
 	out := filepath.Join(t.TempDir(), "out")
 
-	// Nothing applied yet: everything is a create; exit 0, or 2 with
-	// --detailed-exitcode. Nothing is written.
+	// A --previous that does not exist is an error naming it, not a plan
+	// where everything is a create (a typo would hide every prune).
 	code, stdout, stderr := execCLI(t, "", "plan", pkg, "--previous", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "the previous split "+out+" does not exist") {
+		t.Fatalf("missing --previous: exit %d:\n%s%s", code, stdout, stderr)
+	}
+
+	// Nothing applied yet (an empty directory): everything is a create;
+	// exit 0, or 2 with --detailed-exitcode. Nothing is written.
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = execCLI(t, "", "plan", pkg, "--previous", out)
 	if code != 0 || !strings.Contains(stdout, "4 to create, 0 to update, 0 to prune, in 2 of 2 contexts.") {
 		t.Fatalf("first plan: exit %d:\n%s%s", code, stdout, stderr)
 	}
 	if code, _, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 {
 		t.Errorf("first plan --detailed-exitcode: exit %d, want 2", code)
 	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("plan created the output directory")
+	if entries, err := os.ReadDir(out); err != nil || len(entries) > 0 {
+		t.Errorf("plan wrote into the output directory: %v %v", entries, err)
 	}
 
 	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {

@@ -107,8 +107,25 @@ func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespac
 func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, readParse) }
 
 // OpenPrevious inspects an output directory as OpenOutDir does, for
-// Preview, which reads what each resource of the previous split holds.
-func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, readScan) }
+// Preview, which reads what each resource of the previous split holds. The
+// directory must exist: a mistyped path would make every object a create
+// and hide every prune. An empty directory is a first apply.
+func OpenPrevious(dir string) (*OutDir, error) {
+	if err := mustExist(dir); err != nil {
+		return nil, err
+	}
+	return openOutDir(dir, readScan)
+}
+
+// mustExist refuses a previous split directory that does not exist.
+func mustExist(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the previous split %s does not exist: give the directory split wrote (for a first apply, an empty directory: mkdir %s)", dir, dir)
+	} else if err != nil {
+		return fmt.Errorf("cannot use %s as the previous split: %w", dir, err)
+	}
+	return nil
+}
 
 func openOutDir(dir string, read readMode) (*OutDir, error) {
 	abs, err := resolve(dir)

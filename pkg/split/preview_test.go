@@ -2,6 +2,7 @@ package split
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +18,9 @@ import (
 // previewDir runs what `shard-router plan PKG --previous OUT` runs.
 func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results) {
 	t.Helper()
+	if err := os.MkdirAll(out, 0o755); err != nil { // a first apply: an empty directory
+		t.Fatal(err)
+	}
 	od, err := OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
