@@ -117,6 +117,16 @@ func OpenPrevious(dir string) (*OutDir, error) {
 	return openOutDir(dir, readScan)
 }
 
+// OpenExisting inspects the previous split as OpenOutDir does, for the
+// pipe form, which writes nothing there: the directory must exist, as in
+// OpenPrevious.
+func OpenExisting(dir string) (*OutDir, error) {
+	if err := mustExist(dir); err != nil {
+		return nil, err
+	}
+	return openOutDir(dir, readParse)
+}
+
 // mustExist refuses a previous split directory that does not exist.
 func mustExist(dir string) error {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
