@@ -50,7 +50,8 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	}
 	doc := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind),
 		Contexts: []v1alpha1.ContextPlan{}, Moves: []v1alpha1.Move{}, DataStoreChanges: []v1alpha1.DataStoreChange{},
-		Errors: []string{}, Warnings: []string{}}
+		OverrideChanges: []v1alpha1.OverrideChange{}, Errors: []string{}, Warnings: []string{}}
+	doc.OverrideChanges = append([]v1alpha1.OverrideChange{}, sp.OverrideChanges...)
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil
 	}

@@ -52,6 +52,9 @@ type Layout struct {
 	Results framework.Results
 	// Packages are the context packages, in config order.
 	Packages []*Package
+	// OverrideChanges are the changes of the contexts' etcd overrides since
+	// the previous split (checkOverrides).
+	OverrideChanges []v1alpha1.OverrideChange
 	// dropped are previous context directories whose context left the config.
 	dropped []string
 	// in and out render the resource files: each file is built from the
@@ -129,6 +132,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout.out, layout.items = out, items
 	layout.Results = append(layout.Results, out.Results...)
 	layout.checkDropped(cfg.Compiled, opts.Out)
+	layout.checkOverrides(cfg.Compiled, opts.Out)
 	invs := layout.inventories(name, spec)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
@@ -311,6 +315,36 @@ func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v
 	return invs
 }
 
+// ownFiles are the files split writes itself in each context directory.
+var ownFiles = []string{kptfileName, rgFile, v1alpha1.EtcdOverridesFile, MarkerFile}
+
+// checkOverrides compares each context's --etcd-servers-overrides with
+// what the previous split recorded, and judges each change as `overrides
+// --previous` does: kube-apiserver never migrates data, so a refused change
+// fails the split. A context the previous split did not record (a new one,
+// or an output of an older release) has nothing to compare.
+func (p *Layout) checkOverrides(cfg *config.Config, out *OutDir) {
+	if out == nil {
+		return
+	}
+	allow := cfg.Spec.Spec.AllowDataStoreChanges
+	for ctx, name := range cfg.Names {
+		pc := out.context(name)
+		if pc == nil || !pc.hasOverrides {
+			continue
+		}
+		for _, ch := range datastore.Report(name, pc.overrides, datastore.Entries(cfg, ctx), allow) {
+			p.OverrideChanges = append(p.OverrideChanges, ch)
+			r := &framework.Result{Severity: ch.Severity, Message: ch.Message, Field: &framework.Field{Path: "spec.dataStoreOverrides"},
+				File: &framework.File{Path: path.Join(out.given, name, v1alpha1.EtcdOverridesFile)}}
+			if ch.Severity == framework.Error {
+				r.Message += ": " + datastore.RefusedAdvice
+			}
+			p.Results = append(p.Results, r)
+		}
+	}
+}
+
 // windowsAbs matches a Windows drive path such as C:\x or C:/x.
 var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 
@@ -328,8 +362,8 @@ func (p *Layout) checkPath(i int, it *function.Item) bool {
 		why = "contains '..': split never writes outside the context directory"
 	case path.Clean(file) == ".":
 		why = "names no file"
-	case path.Clean(file) == kptfileName || path.Clean(file) == rgFile || path.Clean(file) == MarkerFile:
-		why = "is a file that split writes itself in each context directory (Kptfile, " + rgFile + ", " + MarkerFile + "): rename the resource's file"
+	case slices.Contains(ownFiles, path.Clean(file)):
+		why = "is a file that split writes itself in each context directory (" + strings.Join(ownFiles, ", ") + "): rename the resource's file"
 	}
 	if why == "" {
 		return true
@@ -391,7 +425,8 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		return nil, err
 	}
 	pkg.rg = rg
-	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg})
+	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg},
+		plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
 	for i := 1; i < len(pkg.files); i++ {
 		if a, b := pkg.files[i-1].path, pkg.files[i].path; strings.HasPrefix(b, a+"/") {
