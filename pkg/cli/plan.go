@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -66,11 +68,21 @@ objects, or, from one context that held at least spec.pruneGuard.minObjects
 (10) objects, more than spec.pruneGuard.maxPercent (50) of them, is refused
 unless spec.allowMassPrune or --allow-mass-prune.
 
-Formats: table (default), markdown (a pull-request comment: summaries first,
-each context collapsed), json and yaml (a SplitPlan, apiVersion
-shardrouter.dev/v1alpha1). The plan is printed in every case; errors also go
-to stderr. Exit status: 1 when split would refuse (any error), else 0; with
---detailed-exitcode, 2 when there are changes and no errors.`,
+split records each context's --etcd-servers-overrides in its package (a
+local-config file that is never applied); plan shows every change of them
+(a datastore's servers changed, an override added or removed), and refuses
+what overrides --previous refuses.
+
+Formats: table (default: the objects each context creates, updates and
+prunes by name), markdown (a pull-request comment of at most 65,536
+characters: a refusal and its errors first, then summaries, each context
+collapsed, each distinct diff once with the contexts sharing it; what does
+not fit is counted, and -o json gives everything), json and yaml (a
+SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
+every case, a refusal (an invalid config included) too; errors also go to
+stderr. Exit status: 1 when split would refuse (any error), else 0; with
+--detailed-exitcode, 2 when there are changes (etcd override changes
+included) and no errors.`,
 		Example: `  # What the next split and apply would do, against the last split.
   shard-router plan my-pkg --previous out
 
@@ -113,13 +125,17 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(s, in, f.config)
+	node, err := configNode(in, f.config)
 	if err != nil {
 		return err
 	}
-	doc, results, err := split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
-		split.PreviewOptions{Diff: f.diff})
-	if err != nil {
+	// An invalid config is a refusal too: the plan (and so the pull
+	// request's comment) says so.
+	doc, results := v1alpha1.NewSplitPlan(), framework.Results(nil)
+	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
+		results = invalid
+	} else if doc, results, err = split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		split.PreviewOptions{Diff: f.diff}); err != nil {
 		return err
 	}
 	for _, r := range results {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -85,6 +86,18 @@ func TestPlanCommand(t *testing.T) {
 			t.Errorf("refused %v: exit %d:\n%s%s", args, code, stdout, stderr)
 		}
 	}
+	// The pull request still gets its comment, the refusal first.
+	code, stdout, _ = execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown")
+	refusal, table := strings.Index(stdout, "**Refused**: 3 error(s)"), strings.Index(stdout, "| context |")
+	if code != 1 || refusal < 0 || table < refusal || !strings.Contains(stdout[refusal:table], "Namespace team-a would move from") {
+		t.Errorf("refused markdown: exit %d:\n%s", code, stdout)
+	}
+	// So does an invalid config.
+	writeTestFile(t, filepath.Join(pkg, "shards.yaml"), strings.Replace(readTestFile(t, filepath.Join(pkg, "shards.yaml")), "  - name: ctx-01\n", "  - name: ctx-01\n    nope: 1\n", 1))
+	code, stdout, stderr = execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown")
+	if code != 1 || !strings.Contains(stdout, "**Refused**: 1 error(s)") || !strings.Contains(stdout, "spec.contexts[1].nope") || !strings.Contains(stderr, "spec.contexts[1].nope") {
+		t.Errorf("invalid config: exit %d:\n%s%s", code, stdout, stderr)
+	}
 }
 
 func TestPlanCommandErrors(t *testing.T) {
@@ -100,5 +113,56 @@ func TestPlanCommandErrors(t *testing.T) {
 	writeTestFile(t, filepath.Join(notSplit, "x.yaml"), "a: b\n")
 	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", notSplit); code != 1 || !strings.Contains(stderr, "not written by shard-router split") {
 		t.Errorf("foreign directory: exit %d: %s", code, stderr)
+	}
+}
+
+// plan shows a change of a context's etcd overrides in every format, even
+// when no object changes; --detailed-exitcode counts it; it refuses what
+// `overrides --previous` refuses, with the same report.
+func TestPlanOverridesChanges(t *testing.T) {
+	pkg := copySplitPackage(t)
+	cfgPath := filepath.Join(pkg, "shards.yaml")
+	withStore := readTestFile(t, cfgPath) + "    dataStores:\n    - name: events\n      endpoints: [\"https://etcd-events:2379\"]\n  dataStoreOverrides:\n  - resource: /events\n    dataStore: events\n"
+	writeTestFile(t, cfgPath, withStore)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	prevCfg := filepath.Join(t.TempDir(), "prev.yaml")
+	writeTestFile(t, prevCfg, withStore)
+	writeTestFile(t, cfgPath, strings.Replace(withStore, "etcd-events:2379", "etcd-events-2:2379", 1))
+
+	code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "json")
+	var doc v1alpha1.SplitPlan
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != 1 {
+		t.Fatalf("json: exit %d, %v:\n%s", code, err, stdout)
+	}
+	_, ovOut, _ := execCLI(t, "", "overrides", "--config", cfgPath, "--previous", prevCfg, "-o", "json")
+	var ov v1alpha1.OverridesChangeReport
+	if err := json.Unmarshal([]byte(ovOut), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.OverrideChanges) != 1 || !reflect.DeepEqual(doc.OverrideChanges, ov.Changes) || doc.OverrideChanges[0].Allowed {
+		t.Errorf("plan's override changes:\n%+v\noverrides --previous:\n%+v", doc.OverrideChanges, ov.Changes)
+	}
+	for _, c := range doc.Contexts {
+		if len(c.Create)+len(c.Update)+len(c.Prune) > 0 {
+			t.Errorf("%s: object changes %+v", c.Name, c)
+		}
+	}
+	msg := doc.OverrideChanges[0].Message
+	for _, format := range []string{"table", "markdown", "yaml"} {
+		code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", format)
+		if code != 1 || !strings.Contains(stdout, "etcd-events-2:2379") {
+			t.Errorf("%s: exit %d:\n%s", format, code, stdout)
+		}
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 1 || !strings.Contains(stderr, msg) {
+		t.Errorf("split accepted the change: exit %d:\n%s", code, stderr)
+	}
+	// Allowed: a change all the same, exit 2 with --detailed-exitcode.
+	writeTestFile(t, cfgPath, strings.Replace(readTestFile(t, cfgPath), "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1))
+	if code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 || !strings.Contains(stdout, "1 etcd override change(s)") {
+		t.Errorf("allowed: exit %d, want 2:\n%s", code, stdout)
 	}
 }

@@ -48,9 +48,7 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if err != nil {
 		return nil, nil, err
 	}
-	doc := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind),
-		Contexts: []v1alpha1.ContextPlan{}, Moves: []v1alpha1.Move{}, DataStoreChanges: []v1alpha1.DataStoreChange{},
-		OverrideChanges: []v1alpha1.OverrideChange{}, Errors: []string{}, Warnings: []string{}}
+	doc := v1alpha1.NewSplitPlan()
 	doc.OverrideChanges = append([]v1alpha1.OverrideChange{}, sp.OverrideChanges...)
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil

@@ -171,6 +171,12 @@ type SplitPlan struct {
 	Warnings []string `json:"warnings"`
 }
 
+// NewSplitPlan returns an empty plan, every list empty (not null).
+func NewSplitPlan() *SplitPlan {
+	return &SplitPlan{TypeMeta: NewTypeMeta(SplitPlanKind), Contexts: []ContextPlan{}, Moves: []Move{},
+		DataStoreChanges: []DataStoreChange{}, OverrideChanges: []OverrideChange{}, Errors: []string{}, Warnings: []string{}}
+}
+
 // ContextState says whether a context is new, kept or gone.
 type ContextState string
 
