@@ -216,11 +216,7 @@ func (m *mdWriter) context(c v1alpha1.ContextPlan) {
 		m.leave(n, "object names")
 		return
 	}
-	for _, l := range []struct {
-		title string
-		refs  []v1alpha1.ObjectRef
-		limit int
-	}{{"Prune", c.Prune, 0}, {"Create", c.Create, MarkdownListLimit}, {"Update", c.Update, MarkdownListLimit}} {
+	for _, l := range objectLists(c, MarkdownListLimit) {
 		if len(l.refs) == 0 {
 			continue
 		}

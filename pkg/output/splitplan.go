@@ -125,15 +125,12 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 // tableObjects names what one context prunes (every one), creates and
 // updates (at most TableListLimit of each).
 func tableObjects(w io.Writer, c v1alpha1.ContextPlan) {
-	for _, l := range []struct {
-		title string
-		refs  []v1alpha1.ObjectRef
-		limit int
-	}{{"Pruned from", c.Prune, 0}, {"Created in", c.Create, TableListLimit}, {"Updated in", c.Update, TableListLimit}} {
+	titles := map[string]string{"Prune": "Pruned from", "Create": "Created in", "Update": "Updated in"}
+	for _, l := range objectLists(c, TableListLimit) {
 		if len(l.refs) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "\n%s %s (%d):\n", l.title, c.Name, len(l.refs))
+		fmt.Fprintf(w, "\n%s %s (%d):\n", titles[l.title], c.Name, len(l.refs))
 		for k, r := range l.refs {
 			if l.limit > 0 && k == l.limit {
 				fmt.Fprintf(w, "  ... and %d more (-o json lists them all)\n", len(l.refs)-k)
@@ -142,6 +139,20 @@ func tableObjects(w io.Writer, c v1alpha1.ContextPlan) {
 			fmt.Fprintf(w, "  %s\n", r)
 		}
 	}
+}
+
+// objectList is one kind of change of a context: its objects, and how many
+// of them a renderer names (0: all).
+type objectList struct {
+	title string
+	refs  []v1alpha1.ObjectRef
+	limit int
+}
+
+// objectLists are a context's prunes (always all: a deletion never hides
+// in a count), creates and updates (at most limit of each).
+func objectLists(c v1alpha1.ContextPlan, limit int) []objectList {
+	return []objectList{{"Prune", c.Prune, 0}, {"Create", c.Create, limit}, {"Update", c.Update, limit}}
 }
 
 func ctxList(c []string) string {

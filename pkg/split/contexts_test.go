@@ -29,29 +29,13 @@ func TestOtherContextsDoNotChangeAContext(t *testing.T) {
 	before := readTree(t, out)
 	withC := strings.Replace(shardConfig, "  dataStoreOverrides:", "  - name: ctx-c\n    namespaceSelector: {matchLabels: {shard: c}}\n  dataStoreOverrides:", 1)
 	withC = strings.Replace(withC, "spec:\n", "spec:\n  allowMoves: true\n", 1) // removing it again drops its ClusterRole
-	writeTree(t, pkg, map[string]string{"shards.yaml": withC})
-
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
-	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3",
-		"ctx-c added c=[ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0")
-	if len(doc.Moves) > 0 {
-		t.Errorf("adding a context moves %+v", doc.Moves)
-	}
-	mustSplit(t, pkg, out)
-	added := readTree(t, out)
+	added := changeContexts(t, pkg, out, withC, "ctx-c added c=[ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0")
 	if c := ctxFiles(added, "ctx-c")["rbac/reader.yaml"]; !strings.Contains(c, v1alpha1.ContextAnnotation+": 'ctx-c'\n") {
 		t.Errorf("ctx-c's ClusterRole:\n%s", c)
 	}
 
-	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(shardConfig, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
-	doc, _ = previewDir(t, pkg, out, Options{}, PreviewOptions{})
-	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3",
+	removed := changeContexts(t, pkg, out, strings.Replace(shardConfig, "spec:\n", "spec:\n  allowMoves: true\n", 1),
 		"ctx-c dropped c=[] u=[] p=[ClusterRole.rbac.authorization.k8s.io reader] n=0")
-	if len(doc.Moves) > 0 {
-		t.Errorf("removing a context moves %+v", doc.Moves)
-	}
-	mustSplit(t, pkg, out)
-	removed := readTree(t, out)
 	for _, ctx := range []string{"ctx-a", "ctx-b"} {
 		for _, tree := range []map[string]string{added, removed} {
 			if got, want := ctxFiles(tree, ctx), ctxFiles(before, ctx); !equalMaps(got, want) {
@@ -59,6 +43,21 @@ func TestOtherContextsDoNotChangeAContext(t *testing.T) {
 			}
 		}
 	}
+}
+
+// changeContexts plans and splits the package with another config: ctx-a
+// and ctx-b must not change, nothing moves, ctx-c is as wanted. It returns
+// the new output.
+func changeContexts(t *testing.T, pkg, out, config, ctxC string) map[string]string {
+	t.Helper()
+	writeTree(t, pkg, map[string]string{"shards.yaml": config})
+	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3", ctxC)
+	if len(doc.Moves) > 0 {
+		t.Errorf("moves %+v", doc.Moves)
+	}
+	mustSplit(t, pkg, out)
+	return readTree(t, out)
 }
 
 // TestOldSplitListingEveryContext: an output directory written before
