@@ -88,6 +88,9 @@ type plannedFile struct {
 	path  string
 	items []int
 	data  []byte
+	// shared, when not nil, is the template of a file that several
+	// contexts hold with the same resources (template.go).
+	shared *sharedFile
 }
 
 // File is one file of a context package.
@@ -179,6 +182,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 	if layout.Results.ExitCode() != 0 {
 		layout.Packages = nil
 	}
+	layout.share()
 	return layout, nil
 }
 
@@ -455,6 +459,11 @@ func (pkg *Package) render(k int) ([]byte, error) {
 	f := &pkg.files[k]
 	if f.items == nil {
 		return f.data, nil
+	}
+	if f.shared != nil {
+		if data, ok, err := pkg.renderShared(f); ok || err != nil {
+			return data, err
+		}
 	}
 	return pkg.encodeFile(f)
 }
