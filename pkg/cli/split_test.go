@@ -270,9 +270,10 @@ func TestSplitWithKpt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kpt fn source %s: %v", dir, err)
 		}
-		// The Kptfile, the ResourceGroup and the two resources.
-		if len(nodes) != 4 {
-			t.Errorf("kpt fn source %s read %d resources, want 4:\n%s", dir, len(nodes), src)
+		// The Kptfile, the ResourceGroup, the etcd overrides record (local
+		// config) and the two resources.
+		if len(nodes) != 5 {
+			t.Errorf("kpt fn source %s read %d resources, want 5:\n%s", dir, len(nodes), src)
 		}
 		cmd = exec.Command(kpt, "live", "init", dir)
 		cmd.Env = env
