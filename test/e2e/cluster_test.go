@@ -144,7 +144,8 @@ func (e *clusterE2E) placement(t *testing.T) {
 }
 
 // checkPlacement asserts that every item exists in exactly the clusters
-// its context annotation names, and that Events and Leases are in the etcd
+// its context annotation names, each copy annotated with that cluster and
+// its datastore there, and that Events and Leases are in the etcd
 // its datastore annotation names and in no other.
 func (e *clusterE2E) checkPlacement(t *testing.T, items []clusterItem) {
 	t.Helper()
@@ -164,8 +165,13 @@ func (e *clusterE2E) checkPlacement(t *testing.T, items []clusterItem) {
 			case !want:
 				continue
 			}
-			if got := clusterAnnotation(obj, clusterContextAnnotation); got != it.Context {
-				t.Errorf("%s in cluster %s: live %s = %q, package says %q", it, name, clusterContextAnnotation, got, it.Context)
+			// A cluster's copy names that cluster alone: what it holds never
+			// depends on the other clusters.
+			if got := clusterAnnotation(obj, clusterContextAnnotation); got != name {
+				t.Errorf("%s in cluster %s: live %s = %q, want %q (the package says %q)", it, name, clusterContextAnnotation, got, name, it.Context)
+			}
+			if got, want := clusterAnnotation(obj, clusterDataStoreAnnotation), it.dataStore(t, name); got != want {
+				t.Errorf("%s in cluster %s: live %s = %q, want %q", it, name, clusterDataStoreAnnotation, got, want)
 			}
 			key := it.etcdKey()
 			if key == "" {
