@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -165,4 +166,45 @@ func TestPlanOverridesChanges(t *testing.T) {
 	if code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 || !strings.Contains(stdout, "1 etcd override change(s)") {
 		t.Errorf("allowed: exit %d, want 2:\n%s", code, stdout)
 	}
+}
+
+// 40 clusters and one changed CRD (a big one, changed in its labels and its
+// schema): the markdown plan shows its diff once, naming the CRD and the
+// contexts, far within a pull-request comment.
+func TestPlanMarkdownOneCRDForty(t *testing.T) {
+	pkg := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: shards\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  contexts:\n")
+	for c := range 40 {
+		fmt.Fprintf(&cfg, "  - name: cluster-%02d\n    namespaceSelector: {matchLabels: {shard: \"%02d\"}}\n", c, c)
+	}
+	writeTestFile(t, filepath.Join(pkg, "Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: crds\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+	writeTestFile(t, filepath.Join(pkg, "shards.yaml"), cfg.String())
+	var props strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&props, "              field%03d:\n                type: string\n                description: field %d of a widget, with a description long enough to matter\n", i, i)
+	}
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  labels:\n    version: \"1\"\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n" + props.String()
+	writeTestFile(t, filepath.Join(pkg, "crd.yaml"), crd)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	changed := strings.Replace(crd, `version: "1"`, `version: "2"`, 1)
+	writeTestFile(t, filepath.Join(pkg, "crd.yaml"), strings.Replace(changed, "field 150 of a widget", "field 150 of a gadget", 1))
+	code, md, stderr := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown", "--diff", "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(md) > 16000 || strings.Count(md, "```diff") != 1 || strings.Contains(md, "Abridged") {
+		t.Errorf("%d characters, %d diffs:\n%.3000s", len(md), strings.Count(md, "```diff"), md)
+	}
+	for _, want := range []string{"Diffs (1 distinct, of 40 updates)", "**`CustomResourceDefinition.apiextensions.k8s.io widgets.example.com`** (`crd.yaml`) in all 40 contexts",
+		"shardrouter.dev/context: <context>", "-    version: \"1\"\n+    version: \"2\"\n", "of a gadget"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%.3000s", want, md)
+		}
+	}
+	_, js, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "json", "--diff")
+	t.Logf("markdown %d characters; the JSON plan, every diff, %d", len(md), len(js))
 }
