@@ -38,8 +38,11 @@ func newSplitCommand(s Streams) *cobra.Command {
 		Long: `split routes a kpt package exactly as the function does and writes
 OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
-into each), a Kptfile, and an inventory ResourceGroup (resourcegroup.yaml, as
-kpt live init writes it), so that kpt live apply needs no other step.
+into each, naming that context alone), a Kptfile, an inventory ResourceGroup
+(resourcegroup.yaml, as kpt live init writes it), so that kpt live apply needs
+no other step, and a record of the context's --etcd-servers-overrides
+(shard-router-etcd-overrides.yaml, local config that kpt never applies) that
+the next split and plan compare with.
 
 The input is a package directory (default ".", read as kpt fn source reads it),
 or "-" for a ResourceList or YAML stream on stdin. The config is --config FILE,
