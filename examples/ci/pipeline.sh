@@ -5,11 +5,15 @@
 #
 # 1. kpt fn render PKG --allow-exec: the package's pipeline runs shard-router
 #    (skip with RENDER=0 when PKG is rendered already).
-# 2. shard-router plan PKG --previous OUT -o markdown --diff: what each
-#    cluster will gain, change and lose, written to $PLAN_MD (post it as the
-#    pull-request comment). Exit 1 (refused) stops here; exit 0 (no changes)
-#    stops here too unless APPLY_UNCHANGED=1. PLAN_ONLY=1 stops after it
-#    (pull requests).
+# 2. shard-router plan PKG --previous OUT -o markdown --diff, whatever render
+#    did: what each cluster will gain, change and lose, written to $PLAN_MD
+#    (post it as the pull-request comment; it is always written). When the
+#    function refused the change, render wrote nothing and plan routes the
+#    package as it is, with the same engine: the comment lists the refusal
+#    first. When it is abridged, the full plan goes to $PLAN_JSON. A refusal
+#    (of render or plan) stops here with exit 1; exit 0 (no changes) stops
+#    here too unless APPLY_UNCHANGED=1. PLAN_ONLY=1 stops after it (pull
+#    requests). OUT must exist: mkdir it (empty) before the first run.
 # 3. shard-router split PKG -o OUT: one package per context. A refusal stops
 #    here: nothing has been applied anywhere.
 # 4. kpt live apply OUT/<ctx> --context <ctx> for every context, $PARALLEL at
@@ -20,6 +24,7 @@
 #   SHARD_ROUTER  shard-router binary (default: shard-router on PATH)
 #   KPT           kpt binary (default: kpt on PATH)
 #   PLAN_MD       where the markdown plan goes (default: OUT.plan.md)
+#   PLAN_JSON     the full plan when the markdown is abridged (default: OUT.plan.json)
 #   LOG_DIR       per-context apply logs (default: OUT.logs)
 #   PARALLEL      contexts applied at once (default 4)
 #   APPLY_FLAGS   more flags for kpt live apply, e.g. "--reconcile-timeout 5m"
@@ -35,23 +40,42 @@ PKG=$1 OUT=$2
 SR=${SHARD_ROUTER:-shard-router}
 KPT=${KPT:-kpt}
 PLAN_MD=${PLAN_MD:-$OUT.plan.md}
+PLAN_JSON=${PLAN_JSON:-$OUT.plan.json}
 LOG_DIR=${LOG_DIR:-$OUT.logs}
 PARALLEL=${PARALLEL:-4}
 read -r -a apply_flags <<<"${APPLY_FLAGS:-}"
 
 say() { echo "pipeline: $*" >&2; }
 
+render_rc=0 render_log=$PLAN_MD.render.log
 if [[ ${RENDER:-1} != 0 ]]; then
 	say "render $PKG"
-	if ! "$KPT" fn render "$PKG" --allow-exec >&2; then
-		say "render failed: nothing applied"
-		exit 1
-	fi
+	"$KPT" fn render "$PKG" --allow-exec >"$render_log" 2>&1 || render_rc=$?
+	cat "$render_log" >&2
 fi
 
+# The comment is always written: plan's markdown (a refusal first), else
+# what failed.
 say "plan -> $PLAN_MD"
 rc=0
-"$SR" plan "$PKG" --previous "$OUT" -o markdown --diff --detailed-exitcode >"$PLAN_MD" || rc=$?
+"$SR" plan "$PKG" --previous "$OUT" -o markdown --diff --detailed-exitcode >"$PLAN_MD" 2>"$PLAN_MD.log" || rc=$?
+cat "$PLAN_MD.log" >&2
+failure() { # title, log: a comment for a failure that plan did not explain
+	printf '### shard-router plan\n\n> :no_entry: **%s**: nothing may be applied.\n\n```\n%s\n```\n' "$1" "$(tail -c 20000 "$2" | sed 's/```/` ` `/g')"
+}
+if [[ ! -s $PLAN_MD ]]; then
+	failure "shard-router plan failed (exit $rc)" "$PLAN_MD.log" >"$PLAN_MD"
+elif ((render_rc != 0 && rc != 1)); then
+	failure "kpt fn render failed (exit $render_rc)" "$render_log" >"$PLAN_MD"
+fi
+if grep -q '^> :scissors: \*\*Abridged\*\*' "$PLAN_MD"; then
+	"$SR" plan "$PKG" --previous "$OUT" -o json --diff >"$PLAN_JSON" 2>/dev/null || true
+	say "the comment is abridged; the full plan: $PLAN_JSON"
+fi
+if ((render_rc != 0)); then
+	say "render failed (exit $render_rc, see $PLAN_MD): nothing applied"
+	exit 1
+fi
 case $rc in
 0)
 	say "plan: no changes"

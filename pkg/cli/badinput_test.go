@@ -389,7 +389,7 @@ func badCases() []badCase {
 			return []string{"split", "-", "--name", "pkg", "-o", filepath.Join(dir, "out"), "--config", filepath.Join(dir, "bad.yaml")}
 		}, check: nothingWritten, stdout: empty, file: "bad.yaml", resource: "function config", field: "spec.defaultContext"},
 		{name: "split/unknown context", stdin: withItems(baseObjs...), setup: func(t *testing.T, dir string) []string {
-			return []string{"split", "-", "--name", "pkg", "--context", "c9"}
+			return []string{"split", "-", "--name", "pkg", "--context", "c9", "--previous", dir}
 		}, stdout: empty, file: "", resource: `"c9"`, field: "context", also: []string{`"c00", "c01"`}},
 
 		// overrides.

@@ -200,21 +200,8 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 			fmt.Fprintf(s.Err, "shard-router: context %q is not in --previous %s: nothing to compare (a new cluster has no data to lose)\n", c, f.previous)
 			continue
 		}
-		for _, ch := range datastore.Diff(c, before, datastore.Entries(t, t.Index(c))) {
-			r := v1alpha1.OverrideChange{Context: c, Resource: ch.Resource.String(), Ephemeral: ch.Ephemeral,
-				From: v1alpha1.OverrideLocation{DataStore: ch.From.DataStore, Servers: ch.From.Servers},
-				To:   v1alpha1.OverrideLocation{DataStore: ch.To.DataStore, Servers: ch.To.Servers}}
-			r.Message = fmt.Sprintf("context %q: %s moves from %s to %s", c, ch.Resource, ch.From, ch.To)
-			switch datastore.Judge(ch.Ephemeral, allow) {
-			case datastore.AllowedEphemeral:
-				r.Allowed, r.Severity = true, framework.Warning
-				r.Message += ": allowed, its override is ephemeral (its objects are lost)"
-			case datastore.AllowedByConfig:
-				r.Allowed, r.Severity = true, framework.Warning
-				r.Message += ": allowed by allowDataStoreChanges (copy its data first)"
-			default:
-				r.Severity = framework.Error
-				r.Message += ": refused"
+		for _, r := range datastore.Report(c, before, datastore.Entries(t, t.Index(c)), allow) {
+			if r.Severity == framework.Error {
 				refused++
 			}
 			reports = append(reports, r)
@@ -244,7 +231,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 		return err
 	}
 	if refused > 0 {
-		return fmt.Errorf("%d datastore change(s) refused: kube-apiserver does not migrate data when --etcd-servers-overrides changes, so their objects would vanish from the API; copy the data first (see the README), then set spec.allowDataStoreChanges: true, or mark the override ephemeral: true if its objects may be lost", refused)
+		return fmt.Errorf("%d datastore change(s) refused: %s", refused, datastore.RefusedAdvice)
 	}
 	if len(reports) == 0 {
 		fmt.Fprintln(s.Err, "shard-router: no datastore changes")

@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -57,19 +59,30 @@ and whether the context is added (no previous package), kept, or dropped
 kind, namespace and name, as kpt's inventory knows it: an apiVersion change
 within one group is an update. Across contexts it lists the moves and the
 datastore changes, and which of them the rules refuse (allowMoves,
-allowDataStoreChanges, ephemeral). An absent or empty OUT_DIR makes every
-object a create.
+allowDataStoreChanges, ephemeral). OUT_DIR must exist: a path that does not
+is an error (a typo would hide every prune). For a first apply, give an
+empty directory: every object is then a create.
 
 The mass-deletion guard applies as in split: pruning all of one context's
 objects, or, from one context that held at least spec.pruneGuard.minObjects
 (10) objects, more than spec.pruneGuard.maxPercent (50) of them, is refused
 unless spec.allowMassPrune or --allow-mass-prune.
 
-Formats: table (default), markdown (a pull-request comment: summaries first,
-each context collapsed), json and yaml (a SplitPlan, apiVersion
-shardrouter.dev/v1alpha1). The plan is printed in every case; errors also go
-to stderr. Exit status: 1 when split would refuse (any error), else 0; with
---detailed-exitcode, 2 when there are changes and no errors.`,
+split records each context's --etcd-servers-overrides in its package (a
+local-config file that is never applied); plan shows every change of them
+(a datastore's servers changed, an override added or removed), and refuses
+what overrides --previous refuses.
+
+Formats: table (default: the objects each context creates, updates and
+prunes by name), markdown (a pull-request comment of at most 65,536
+characters: a refusal and its errors first, then summaries, each context
+collapsed, each distinct diff once with the contexts sharing it; what does
+not fit is counted, and -o json gives everything), json and yaml (a
+SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
+every case, a refusal (an invalid config included) too; errors also go to
+stderr. Exit status: 1 when split would refuse (any error), else 0; with
+--detailed-exitcode, 2 when there are changes (etcd override changes
+included) and no errors.`,
 		Example: `  # What the next split and apply would do, against the last split.
   shard-router plan my-pkg --previous out
 
@@ -87,7 +100,7 @@ to stderr. Exit status: 1 when split would refuse (any error), else 0; with
 			return runPlan(s, f, src)
 		},
 	}
-	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required")
+	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required, and must exist (empty for a first apply)")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
@@ -102,7 +115,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 		return err
 	}
 	if f.previous == "" {
-		return errors.New("plan needs --previous OUT_DIR: the previous split's output (an absent or empty directory makes everything a create)")
+		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
 	out, err := split.OpenPrevious(f.previous)
 	if err != nil {
@@ -112,13 +125,17 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(s, in, f.config)
+	node, err := configNode(in, f.config)
 	if err != nil {
 		return err
 	}
-	doc, results, err := split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
-		split.PreviewOptions{Diff: f.diff})
-	if err != nil {
+	// An invalid config is a refusal too: the plan (and so the pull
+	// request's comment) says so.
+	doc, results := v1alpha1.NewSplitPlan(), framework.Results(nil)
+	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
+		results = invalid
+	} else if doc, results, err = split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		split.PreviewOptions{Diff: f.diff}); err != nil {
 		return err
 	}
 	for _, r := range results {

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -24,17 +26,27 @@ func TestPlanCommand(t *testing.T) {
 	pkg := copySplitPackage(t)
 	out := filepath.Join(t.TempDir(), "out")
 
-	// Nothing applied yet: everything is a create; exit 0, or 2 with
-	// --detailed-exitcode. Nothing is written.
+	// A --previous that does not exist is an error naming it, not a plan
+	// where everything is a create (a typo would hide every prune).
 	code, stdout, stderr := execCLI(t, "", "plan", pkg, "--previous", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, "the previous split "+out+" does not exist") {
+		t.Fatalf("missing --previous: exit %d:\n%s%s", code, stdout, stderr)
+	}
+
+	// Nothing applied yet (an empty directory): everything is a create;
+	// exit 0, or 2 with --detailed-exitcode. Nothing is written.
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = execCLI(t, "", "plan", pkg, "--previous", out)
 	if code != 0 || !strings.Contains(stdout, "4 to create, 0 to update, 0 to prune, in 2 of 2 contexts.") {
 		t.Fatalf("first plan: exit %d:\n%s%s", code, stdout, stderr)
 	}
 	if code, _, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 {
 		t.Errorf("first plan --detailed-exitcode: exit %d, want 2", code)
 	}
-	if _, err := os.Stat(out); err == nil {
-		t.Error("plan created the output directory")
+	if entries, err := os.ReadDir(out); err != nil || len(entries) > 0 {
+		t.Errorf("plan wrote into the output directory: %v %v", entries, err)
 	}
 
 	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
@@ -75,6 +87,18 @@ func TestPlanCommand(t *testing.T) {
 			t.Errorf("refused %v: exit %d:\n%s%s", args, code, stdout, stderr)
 		}
 	}
+	// The pull request still gets its comment, the refusal first.
+	code, stdout, _ = execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown")
+	refusal, table := strings.Index(stdout, "**Refused**: 3 error(s)"), strings.Index(stdout, "| context |")
+	if code != 1 || refusal < 0 || table < refusal || !strings.Contains(stdout[refusal:table], "Namespace team-a would move from") {
+		t.Errorf("refused markdown: exit %d:\n%s", code, stdout)
+	}
+	// So does an invalid config.
+	writeTestFile(t, filepath.Join(pkg, "shards.yaml"), strings.Replace(readTestFile(t, filepath.Join(pkg, "shards.yaml")), "  - name: ctx-01\n", "  - name: ctx-01\n    nope: 1\n", 1))
+	code, stdout, stderr = execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown")
+	if code != 1 || !strings.Contains(stdout, "**Refused**: 1 error(s)") || !strings.Contains(stdout, "spec.contexts[1].nope") || !strings.Contains(stderr, "spec.contexts[1].nope") {
+		t.Errorf("invalid config: exit %d:\n%s%s", code, stdout, stderr)
+	}
 }
 
 func TestPlanCommandErrors(t *testing.T) {
@@ -91,4 +115,96 @@ func TestPlanCommandErrors(t *testing.T) {
 	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", notSplit); code != 1 || !strings.Contains(stderr, "not written by shard-router split") {
 		t.Errorf("foreign directory: exit %d: %s", code, stderr)
 	}
+}
+
+// plan shows a change of a context's etcd overrides in every format, even
+// when no object changes; --detailed-exitcode counts it; it refuses what
+// `overrides --previous` refuses, with the same report.
+func TestPlanOverridesChanges(t *testing.T) {
+	pkg := copySplitPackage(t)
+	cfgPath := filepath.Join(pkg, "shards.yaml")
+	withStore := readTestFile(t, cfgPath) + "    dataStores:\n    - name: events\n      endpoints: [\"https://etcd-events:2379\"]\n  dataStoreOverrides:\n  - resource: /events\n    dataStore: events\n"
+	writeTestFile(t, cfgPath, withStore)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	prevCfg := filepath.Join(t.TempDir(), "prev.yaml")
+	writeTestFile(t, prevCfg, withStore)
+	writeTestFile(t, cfgPath, strings.Replace(withStore, "etcd-events:2379", "etcd-events-2:2379", 1))
+
+	code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "json")
+	var doc v1alpha1.SplitPlan
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != 1 {
+		t.Fatalf("json: exit %d, %v:\n%s", code, err, stdout)
+	}
+	_, ovOut, _ := execCLI(t, "", "overrides", "--config", cfgPath, "--previous", prevCfg, "-o", "json")
+	var ov v1alpha1.OverridesChangeReport
+	if err := json.Unmarshal([]byte(ovOut), &ov); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.OverrideChanges) != 1 || !reflect.DeepEqual(doc.OverrideChanges, ov.Changes) || doc.OverrideChanges[0].Allowed {
+		t.Errorf("plan's override changes:\n%+v\noverrides --previous:\n%+v", doc.OverrideChanges, ov.Changes)
+	}
+	for _, c := range doc.Contexts {
+		if len(c.Create)+len(c.Update)+len(c.Prune) > 0 {
+			t.Errorf("%s: object changes %+v", c.Name, c)
+		}
+	}
+	msg := doc.OverrideChanges[0].Message
+	for _, format := range []string{"table", "markdown", "yaml"} {
+		code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", format)
+		if code != 1 || !strings.Contains(stdout, "etcd-events-2:2379") {
+			t.Errorf("%s: exit %d:\n%s", format, code, stdout)
+		}
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 1 || !strings.Contains(stderr, msg) {
+		t.Errorf("split accepted the change: exit %d:\n%s", code, stderr)
+	}
+	// Allowed: a change all the same, exit 2 with --detailed-exitcode.
+	writeTestFile(t, cfgPath, strings.Replace(readTestFile(t, cfgPath), "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1))
+	if code, stdout, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--detailed-exitcode"); code != 2 || !strings.Contains(stdout, "1 etcd override change(s)") {
+		t.Errorf("allowed: exit %d, want 2:\n%s", code, stdout)
+	}
+}
+
+// 40 clusters and one changed CRD (a big one, changed in its labels and its
+// schema): the markdown plan shows its diff once, naming the CRD and the
+// contexts, far within a pull-request comment.
+func TestPlanMarkdownOneCRDForty(t *testing.T) {
+	pkg := t.TempDir()
+	var cfg strings.Builder
+	cfg.WriteString("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: shards\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  contexts:\n")
+	for c := range 40 {
+		fmt.Fprintf(&cfg, "  - name: cluster-%02d\n    namespaceSelector: {matchLabels: {shard: \"%02d\"}}\n", c, c)
+	}
+	writeTestFile(t, filepath.Join(pkg, "Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: crds\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+	writeTestFile(t, filepath.Join(pkg, "shards.yaml"), cfg.String())
+	var props strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&props, "              field%03d:\n                type: string\n                description: field %d of a widget, with a description long enough to matter\n", i, i)
+	}
+	crd := "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  labels:\n    version: \"1\"\nspec:\n  group: example.com\n  names: {kind: Widget, plural: widgets}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n" + props.String()
+	writeTestFile(t, filepath.Join(pkg, "crd.yaml"), crd)
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	changed := strings.Replace(crd, `version: "1"`, `version: "2"`, 1)
+	writeTestFile(t, filepath.Join(pkg, "crd.yaml"), strings.Replace(changed, "field 150 of a widget", "field 150 of a gadget", 1))
+	code, md, stderr := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "markdown", "--diff", "--detailed-exitcode")
+	if code != 2 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if len(md) > 16000 || strings.Count(md, "```diff") != 1 || strings.Contains(md, "Abridged") {
+		t.Errorf("%d characters, %d diffs:\n%.3000s", len(md), strings.Count(md, "```diff"), md)
+	}
+	for _, want := range []string{"Diffs (1 distinct, of 40 updates)", "**`CustomResourceDefinition.apiextensions.k8s.io widgets.example.com`** (`crd.yaml`) in all 40 contexts",
+		"shardrouter.dev/context: <context>", "-    version: \"1\"\n+    version: \"2\"\n", "of a gadget"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%.3000s", want, md)
+		}
+	}
+	_, js, _ := execCLI(t, "", "plan", pkg, "--previous", out, "-o", "json", "--diff")
+	t.Logf("markdown %d characters; the JSON plan, every diff, %d", len(md), len(js))
 }

@@ -24,6 +24,8 @@ type splitFlags struct {
 	config string
 	// context selects one context to write as a stream on stdout.
 	context string
+	// previous is the previous split, read only, for the pipe form.
+	previous string
 	// name names the context packages when the input has no Kptfile.
 	name string
 	// allowMassPrune turns the mass-deletion guard into a warning.
@@ -33,13 +35,16 @@ type splitFlags struct {
 func newSplitCommand(s Streams) *cobra.Command {
 	f := &splitFlags{}
 	cmd := &cobra.Command{
-		Use:   "split [PKG_DIR | -] -o OUT_DIR [--config FILE]",
+		Use:   "split [PKG_DIR | -] (-o OUT_DIR | --context NAME --previous OUT_DIR) [--config FILE]",
 		Short: "Write one ready kpt package per kube context",
 		Long: `split routes a kpt package exactly as the function does and writes
 OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
-into each), a Kptfile, and an inventory ResourceGroup (resourcegroup.yaml, as
-kpt live init writes it), so that kpt live apply needs no other step.
+into each, naming that context alone), a Kptfile, an inventory ResourceGroup
+(resourcegroup.yaml, as kpt live init writes it), so that kpt live apply needs
+no other step, and a record of the context's --etcd-servers-overrides
+(shard-router-etcd-overrides.yaml, local config that kpt never applies) that
+the next split and plan compare with.
 
 The input is a package directory (default ".", read as kpt fn source reads it),
 or "-" for a ResourceList or YAML stream on stdin. The config is --config FILE,
@@ -65,14 +70,18 @@ with ` + split.MarkerFile + ` files) and refuses to write into a non-empty
 directory it did not create.
 
 With --context NAME, split writes that context's resources and its inventory
-to stdout as one YAML stream instead, and writes no files (OUT_DIR is then
-optional, and read only for the previous placement).`,
+to stdout as one YAML stream instead, and writes no files. kpt live apply
+prunes by that stream as by a directory, so the pipe form needs the previous
+split too: --previous OUT_DIR (or -o OUT_DIR), read only, which must exist
+(for a first apply, an empty directory). With it, moves and the
+mass-deletion guard are checked as in the directory form; without it, split
+refuses and writes nothing to stdout.`,
 		Example: `  # One package per cluster, then apply each to its cluster.
   shard-router split my-pkg -o out
   for ctx in $(ls out); do kpt live apply "out/$ctx" --context "$ctx"; done
 
   # The pipe form.
-  kpt fn source my-pkg | shard-router split - --context ctx-00 | kpt live apply - --context ctx-00`,
+  kpt fn source my-pkg | shard-router split - --context ctx-00 --previous out | kpt live apply - --context ctx-00`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
@@ -84,7 +93,8 @@ optional, and read only for the previous placement).`,
 	}
 	cmd.Flags().StringVarP(&f.out, "output", "o", "", "output directory OUT_DIR: one subdirectory per context")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the package's single ShardConfig")
-	cmd.Flags().StringVar(&f.context, "context", "", "write only this context's package, as a YAML stream on stdout")
+	cmd.Flags().StringVar(&f.context, "context", "", "write only this context's package, as a YAML stream on stdout (needs --previous)")
+	cmd.Flags().StringVar(&f.previous, "previous", "", "with --context: the previous split's output directory OUT_DIR, read only (must exist; empty for a first apply)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning (as spec.allowMassPrune)")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
@@ -106,18 +116,12 @@ func notAFormat(out string) error {
 }
 
 func runSplit(s Streams, f *splitFlags, src string) error {
-	if f.out == "" && f.context == "" {
-		return errors.New("split needs -o OUT_DIR (or --context NAME to write one context to stdout)")
-	}
 	if err := notAFormat(f.out); err != nil {
 		return err
 	}
-	var out *split.OutDir
-	if f.out != "" {
-		var err error
-		if out, err = split.OpenOutDir(f.out); err != nil {
-			return err
-		}
+	out, err := splitOutDir(f)
+	if err != nil {
+		return err
 	}
 	in, err := readInput(s, src, out)
 	if err != nil {
@@ -150,6 +154,29 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
 	}
 	return nil
+}
+
+// splitOutDir opens the output directory, or for the pipe form the
+// previous split, which must exist: without it, nothing would check the
+// moves and the mass-deletion guard of a stream that kpt live apply prunes by.
+func splitOutDir(f *splitFlags) (*split.OutDir, error) {
+	switch {
+	case f.context == "" && f.previous != "":
+		return nil, errors.New("--previous is for the pipe form (--context NAME); the directory form reads its -o OUT_DIR")
+	case f.context == "" && f.out == "":
+		return nil, errors.New("split needs -o OUT_DIR (or --context NAME --previous OUT_DIR to write one context to stdout)")
+	case f.context == "":
+		return split.OpenOutDir(f.out)
+	case f.previous != "" && f.out != "" && f.previous != f.out:
+		return nil, errors.New("give the previous split once: --previous OUT_DIR (-o OUT_DIR means the same with --context)")
+	case f.previous == "" && f.out == "":
+		return nil, fmt.Errorf("split --context %s needs the previous split, --previous OUT_DIR: kpt live apply prunes by the stream, and without what was applied last split cannot check moves nor the mass-deletion guard (for a first apply, give an empty directory)", f.context)
+	}
+	prev := f.previous
+	if prev == "" {
+		prev = f.out
+	}
+	return split.OpenExisting(prev)
 }
 
 // readInput reads a package directory, or stdin for "-". An output

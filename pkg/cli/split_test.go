@@ -74,7 +74,8 @@ func TestSplitCommand(t *testing.T) {
 
 func TestSplitContextStream(t *testing.T) {
 	pkg := copySplitPackage(t)
-	code, stdout, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-01")
+	first := t.TempDir() // a first apply: an empty previous split
+	code, stdout, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-01", "--previous", first)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -98,7 +99,7 @@ func TestSplitContextStream(t *testing.T) {
 	}
 	cfg, _ := os.ReadFile(filepath.Join(pkg, "shards.yaml"))
 	rl.WriteString(string(in) + "---\n" + string(cfg))
-	code, stdout2, stderr := execCLI(t, rl.String(), "split", "-", "--context", "ctx-00", "--name", "shop")
+	code, stdout2, stderr := execCLI(t, rl.String(), "split", "-", "--context", "ctx-00", "--name", "shop", "--previous", first)
 	if code != 0 {
 		t.Fatalf("stdin: exit %d: %s", code, stderr)
 	}
@@ -106,12 +107,67 @@ func TestSplitContextStream(t *testing.T) {
 		t.Errorf("stdin stream:\n%s", stdout2)
 	}
 
-	code, stdout, stderr = execCLI(t, "", "split", pkg, "--context", "ctx-99")
+	code, stdout, stderr = execCLI(t, "", "split", pkg, "--context", "ctx-99", "--previous", first)
 	if code == 0 || stdout != "" {
 		t.Errorf("unknown context: exit %d, stdout %q", code, stdout)
 	}
 	if !strings.Contains(stderr, `unknown context "ctx-99": the config declares "ctx-00", "ctx-01"`) {
 		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+// The pipe form checks moves and the mass-deletion guard against the
+// previous split, as the directory form does, and refuses without it:
+// kpt live apply prunes by the stream.
+func TestSplitContextStreamNeedsPrevious(t *testing.T) {
+	pkg := copySplitPackage(t)
+	out := filepath.Join(t.TempDir(), "out")
+	for _, args := range [][]string{
+		{"--context", "ctx-00"},
+		{"--context", "ctx-00", "--previous", out},            // does not exist (yet)
+		{"--context", "ctx-00", "-o", out},                    // the same, as -o
+		{"--context", "ctx-00", "-o", out, "--previous", pkg}, // two different previous splits
+		{"--previous", out, "-o", out},                        // --previous belongs to the pipe form
+	} {
+		code, stdout, stderr := execCLI(t, "", append([]string{"split", pkg}, args...)...)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "previous") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %s", args, code, stdout, stderr)
+		}
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-00"); !strings.Contains(stderr, "--previous OUT_DIR") {
+		t.Errorf("no previous: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-00", "--previous", out); !strings.Contains(stderr, "the previous split "+out+" does not exist") {
+		t.Errorf("missing previous: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+
+	// A move: refused, nothing on stdout, with --previous or -o.
+	ns := filepath.Join(pkg, "namespaces.yaml")
+	orig := readTestFile(t, ns)
+	writeTestFile(t, ns, strings.Replace(orig, `shard: "00"`, `shard: "01"`, 1))
+	for _, flag := range []string{"--previous", "-o"} {
+		code, stdout, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-01", flag, out)
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "Namespace team-a would move from") {
+			t.Errorf("move with %s: exit %d, stdout %q:\n%s", flag, code, stdout, stderr)
+		}
+	}
+
+	// The mass-deletion guard: ctx-00 would lose all of its objects.
+	writeTestFile(t, ns, strings.Replace(orig, "name: team-a", "name: team-c", 1))
+	writeTestFile(t, filepath.Join(pkg, "apps", "web.yaml"), "")
+	code, stdout, stderr := execCLI(t, "", "split", pkg, "--context", "ctx-00", "--previous", out)
+	if code != 1 || stdout != "" || !strings.Contains(stderr, `context "ctx-00": this split would prune all`) {
+		t.Errorf("mass deletion: exit %d, stdout %q:\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = execCLI(t, "", "split", pkg, "--context", "ctx-00", "--previous", out, "--allow-mass-prune")
+	if code != 0 || !strings.Contains(stdout, "name: team-c") || strings.Contains(stdout, "name: team-a") {
+		t.Errorf("allowed mass deletion: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if after := readTestFile(t, filepath.Join(out, "ctx-00", "namespaces.yaml")); !strings.Contains(after, "team-a") {
+		t.Errorf("the pipe form wrote into the previous split:\n%s", after)
 	}
 }
 
@@ -214,9 +270,10 @@ func TestSplitWithKpt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("kpt fn source %s: %v", dir, err)
 		}
-		// The Kptfile, the ResourceGroup and the two resources.
-		if len(nodes) != 4 {
-			t.Errorf("kpt fn source %s read %d resources, want 4:\n%s", dir, len(nodes), src)
+		// The Kptfile, the ResourceGroup, the etcd overrides record (local
+		// config) and the two resources.
+		if len(nodes) != 5 {
+			t.Errorf("kpt fn source %s read %d resources, want 5:\n%s", dir, len(nodes), src)
 		}
 		cmd = exec.Command(kpt, "live", "init", dir)
 		cmd.Env = env

@@ -30,9 +30,10 @@ func TestReferenceSwitch(t *testing.T) {
 		}
 		return stdout
 	}
-	fast, fastSplit := run(), run("split", "-", "--context", "shard-0001", "--name", "p")
+	first := t.TempDir() // an empty previous split: a first apply
+	fast, fastSplit := run(), run("split", "-", "--context", "shard-0001", "--name", "p", "--previous", first)
 	t.Setenv(cli.ReferenceEnv, "1")
-	ref, refSplit := run(), run("split", "-", "--context", "shard-0001", "--name", "p")
+	ref, refSplit := run(), run("split", "-", "--context", "shard-0001", "--name", "p", "--previous", first)
 	if fast != ref {
 		t.Errorf("function mode: the reference path differs:\n%.2000s\n---\n%.2000s", fast, ref)
 	}

@@ -35,16 +35,31 @@ func (c *Config) placedNamespaces(items []Item, out *Outcome) framework.Results 
 // annotations, and the placement label if any. It touches the node only
 // where a value differs, so a second run changes nothing.
 func (o *Outcome) ApplyItem(i int, rn *yaml.RNode) error {
+	return o.apply(i, rn, o.Contexts[i], o.DataStores[i])
+}
+
+// ApplyItemIn is ApplyItem for the copy of item i that one context's
+// package holds (split): its annotations name that context and its
+// datastore there, and nothing else, so that what a cluster receives never
+// depends on which other contexts exist. The item must be routed there.
+func (o *Outcome) ApplyItemIn(i int, rn *yaml.RNode, context, dataStore string) error {
+	if o.Contexts[i] == "" {
+		return fmt.Errorf("item %d is not routed", i)
+	}
+	return o.apply(i, rn, context, dataStore)
+}
+
+func (o *Outcome) apply(i int, rn *yaml.RNode, contexts, dataStores string) error {
 	l := o.Routing.Decisions[i].Label
-	if o.Contexts[i] != "" && sharedMetadata(rn.YNode(), l != nil) {
+	if contexts != "" && sharedMetadata(rn.YNode(), l != nil) {
 		if err := deAnchor(rn); err != nil {
 			return fmt.Errorf("cannot write its annotations without changing the places its YAML anchors are used, nor expand them: %w", err)
 		}
 	}
-	if err := Apply(rn, o.Contexts[i], o.DataStores[i]); err != nil {
+	if err := Apply(rn, contexts, dataStores); err != nil {
 		return err
 	}
-	if l == nil || o.Contexts[i] == "" {
+	if l == nil || contexts == "" {
 		return nil
 	}
 	if v, ok := rn.GetLabels()[l.Key]; ok && v == l.Value {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -52,6 +53,9 @@ func samplePlan() *v1alpha1.SplitPlan {
 			{Ref: ref("coordination.k8s.io", "Lease", "payments", "leader"), Context: "eu-shard-00", From: "events", To: "default", Refused: true},
 			{Ref: ref("", "Event", "payments", "e1"), Context: "eu-shard-00", From: "events", To: "default"},
 		},
+		OverrideChanges: []v1alpha1.OverrideChange{{Context: "eu-shard-00", Resource: "coordination.k8s.io/leases",
+			From: v1alpha1.OverrideLocation{DataStore: "events", Servers: []string{"https://etcd-events:2379"}}, To: v1alpha1.OverrideLocation{DataStore: "default"},
+			Severity: "error", Message: `context "eu-shard-00": coordination.k8s.io/leases moves from datastore "events" (https://etcd-events:2379) to the main etcd (--etcd-servers): refused`}},
 		Errors:   []string{`namespaces.yaml[1]: Namespace search would move from "eu-shard-01" to "eu-shard-02": <set spec.allowMoves>`},
 		Warnings: []string{"shards.yaml[0]: a warning & more"},
 	}
@@ -118,39 +122,110 @@ func TestPlanMarkdownNoChanges(t *testing.T) {
 	}
 }
 
-// A big plan stays readable: the summary table comes first, each context is
-// collapsed, creates and updates are capped, prunes are all listed.
-func TestPlanMarkdownBig(t *testing.T) {
+// bigPlan has 64 contexts, each with 150 creates, 10 prunes, 300 updates
+// with distinct diffs of 2 kB, and 2,000 errors.
+func bigPlan() *v1alpha1.SplitPlan {
 	p := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind)}
 	for c := range 64 {
-		cp := v1alpha1.ContextPlan{Name: "shard-" + string(rune('a'+c/26)) + string(rune('a'+c%26)), State: v1alpha1.ContextKept}
+		name := "shard-" + string(rune('a'+c/26)) + string(rune('a'+c%26))
+		cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextKept}
 		for i := range 150 {
-			cp.Create = append(cp.Create, ref("", "ConfigMap", "ns", "c"+strings.Repeat("x", i%7)+string(rune('0'+i%10))))
+			cp.Create = append(cp.Create, ref("", "ConfigMap", "ns", fmt.Sprintf("c%03d", i)))
 		}
 		for i := range 10 {
-			cp.Prune = append(cp.Prune, ref("", "Secret", "ns", "p"+string(rune('0'+i))))
+			cp.Prune = append(cp.Prune, ref("", "Secret", "ns", fmt.Sprintf("p%d", i)))
+		}
+		for i := range 300 {
+			r := ref("apps", "Deployment", "ns", fmt.Sprintf("d%03d", i))
+			cp.Update = append(cp.Update, r)
+			cp.Diffs = append(cp.Diffs, v1alpha1.ObjectDiff{Ref: r, Diff: fmt.Sprintf("--- previous/%s/d.yaml\n+++ new/%s/d.yaml\n@@ -1 +1 @@\n-x: %s\n+x: %s %d\n", name, name, strings.Repeat("a", 1000), strings.Repeat("b", 1000), c)})
 		}
 		p.Contexts = append(p.Contexts, cp)
+	}
+	for i := range 2000 {
+		p.Errors = append(p.Errors, fmt.Sprintf("x.yaml[%d]: Namespace n%d would move from \"a\" to \"b\"", i, i))
+	}
+	return p
+}
+
+// A huge plan fits in one comment: refusals first, then the summary
+// table; what is left out is counted, with how to get the full plan.
+func TestPlanMarkdownHugeFits(t *testing.T) {
+	var b bytes.Buffer
+	if err := RenderPlanMarkdown(&b, bigPlan()); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if len(md) > MarkdownLimit {
+		t.Errorf("%d characters, more than %d", len(md), MarkdownLimit)
+	}
+	if strings.Count(md, "<details>") != strings.Count(md, "</details>") {
+		t.Error("unbalanced <details>")
+	}
+	refused, first := strings.Index(md, "**Refused**: 2000 error(s)"), strings.Index(md, "- x.yaml[0]: Namespace n0")
+	if refused < 0 || first < refused || !strings.HasPrefix(md, "### shard-router plan\n\n**") {
+		t.Errorf("the refusal does not come first:\n%.600s", md)
+	}
+	for _, want := range []string{"**Abridged**", "errors", "diffs", "-o json --diff"} {
+		if !strings.Contains(md[:strings.Index(md, "\n\n> :no_entry:")+1000], want) {
+			t.Errorf("the note under the headline lacks %q:\n%.1200s", want, md)
+		}
+	}
+}
+
+// 40 clusters with one changed CRD: its diff appears once, naming the CRD
+// and every context, with the context annotation that names each context
+// written as <context>.
+func TestPlanMarkdownSharedDiff(t *testing.T) {
+	crd := ref("apiextensions.k8s.io", "CustomResourceDefinition", "", "widgets.example.com")
+	var body strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&body, "           description: field %d of the widget, a long description line\n", i)
+	}
+	p := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind)}
+	for c := range 40 {
+		name := fmt.Sprintf("cluster-%02d", c)
+		diff := fmt.Sprintf("--- previous/%s/crds/widgets.yaml\n+++ new/%s/crds/widgets.yaml\n@@ -1,405 +1,405 @@\n metadata:\n   annotations:\n     shardrouter.dev/context: '%s'\n-    version: 1\n+    version: 2\n%s", name, name, name, body.String())
+		p.Contexts = append(p.Contexts, v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextKept, Update: []v1alpha1.ObjectRef{crd}, Unchanged: 9,
+			Diffs: []v1alpha1.ObjectDiff{{Ref: crd, Diff: diff}}})
 	}
 	var b bytes.Buffer
 	if err := RenderPlanMarkdown(&b, p); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
-	if table, details := strings.Index(md, "| context |"), strings.Index(md, "<details>"); table < 0 || details < table {
-		t.Error("the summary table does not come first")
+	if len(md) > MarkdownLimit || len(md) > len(p.Contexts[0].Diffs[0].Diff)+12000 {
+		t.Errorf("%d characters for one diff of %d", len(md), len(p.Contexts[0].Diffs[0].Diff))
 	}
-	if n := strings.Count(md, "<details><summary><code>shard-"); n != 64 {
-		t.Errorf("%d collapsed contexts", n)
+	for _, want := range []string{"Diffs (1 distinct, of 40 updates)", "**`CustomResourceDefinition.apiextensions.k8s.io widgets.example.com`** (`crds/widgets.yaml`) in all 40 contexts",
+		"--- previous/crds/widgets.yaml\n+++ new/crds/widgets.yaml\n", "     shardrouter.dev/context: <context>\n"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
 	}
-	if n := strings.Count(md, "- `ConfigMap "); n != 64*MarkdownListLimit {
-		t.Errorf("%d creates listed", n)
+	if strings.Contains(md, "Abridged") || strings.Count(md, "```diff") != 1 {
+		t.Errorf("%d diffs shown, or abridged:\n%.2000s", strings.Count(md, "```diff"), md)
 	}
-	if n := strings.Count(md, "- `Secret "); n != 640 {
-		t.Errorf("%d prunes listed", n)
+}
+
+// The table names what each context creates, updates and prunes; long
+// lists of creates and updates end with a count, prunes never do.
+func TestPlanTableNamesObjects(t *testing.T) {
+	p := bigPlan()
+	p.Errors = nil
+	var b bytes.Buffer
+	if err := RenderPlanTable(&b, p); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(md, "- ... and 50 more (`shard-router plan -o json` lists them all)") {
-		t.Error("no note of the creates left out")
+	out := b.String()
+	for _, want := range []string{"\nCreated in shard-aa (150):\n  ConfigMap ns/c000\n", "  ConfigMap ns/c049\n  ... and 100 more (-o json lists them all)\n",
+		"\nUpdated in shard-aa (300):\n  Deployment.apps ns/d000\n", "\nPruned from shard-cl (10):\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q", want)
+		}
+	}
+	if n := strings.Count(out, "  Secret ns/p"); n != 640 {
+		t.Errorf("%d prunes named, want all 640", n)
 	}
 }
 

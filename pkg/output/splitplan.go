@@ -10,10 +10,10 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
-// MarkdownListLimit caps the creates and the updates listed per context in
-// markdown, so that a comment on a big change stays readable; prunes are
-// always listed in full: a deletion never hides in a count.
-const MarkdownListLimit = 100
+// TableListLimit caps the creates and the updates the table names per
+// context; prunes are always named in full: a deletion never hides in a
+// count.
+const TableListLimit = 50
 
 // planTotals sums a plan's contexts.
 type planTotals struct {
@@ -23,12 +23,16 @@ type planTotals struct {
 
 func totals(p *v1alpha1.SplitPlan) planTotals {
 	var t planTotals
+	overrides := map[string]bool{}
+	for _, o := range p.OverrideChanges {
+		overrides[o.Context] = true
+	}
 	for _, c := range p.Contexts {
 		t.create += len(c.Create)
 		t.update += len(c.Update)
 		t.prune += len(c.Prune)
 		t.unchanged += c.Unchanged
-		if len(c.Create)+len(c.Update)+len(c.Prune) > 0 || c.State == v1alpha1.ContextDropped {
+		if len(c.Create)+len(c.Update)+len(c.Prune) > 0 || c.State == v1alpha1.ContextDropped || overrides[c.Name] {
 			t.changed++
 		}
 		if c.MassPrune {
@@ -43,7 +47,11 @@ func headline(p *v1alpha1.SplitPlan) string {
 	t := totals(p)
 	s := "No changes."
 	if p.HasChanges() {
-		s = fmt.Sprintf("%d to create, %d to update, %d to prune, in %d of %d contexts.", t.create, t.update, t.prune, t.changed, len(p.Contexts))
+		s = fmt.Sprintf("%d to create, %d to update, %d to prune", t.create, t.update, t.prune)
+		if n := len(p.OverrideChanges); n > 0 {
+			s += fmt.Sprintf(", %d etcd override change(s)", n)
+		}
+		s += fmt.Sprintf(", in %d of %d contexts.", t.changed, len(p.Contexts))
 	}
 	if n := len(p.Errors); n > 0 {
 		s += fmt.Sprintf(" The split is refused: %d error(s).", n)
@@ -58,9 +66,10 @@ func refusedText(refused bool) string {
 	return ""
 }
 
-// RenderPlanTable renders a plan for a terminal: one line per context, then
-// the moves, datastore changes, errors and warnings, the pruned objects of
-// each context by name, and the diffs.
+// RenderPlanTable renders a plan for a terminal: one line per context,
+// the headline, the errors (a refusal first), the moves, datastore and etcd
+// override changes, the warnings, then per context the objects it prunes
+// (all), creates and updates (by name), and the diffs.
 func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
@@ -79,37 +88,31 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 		io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n")))
 	}
 	fmt.Fprintf(w, "\n%s\n", headline(p))
-	if len(p.Moves) > 0 {
-		fmt.Fprintf(w, "\nMoves (%d):\n", len(p.Moves))
-		for _, m := range p.Moves {
-			fmt.Fprintf(w, "  %s: %s -> %s%s\n", m.Ref, ctxList(m.From), ctxList(m.To), refusedText(m.Refused))
-		}
-	}
-	if len(p.DataStoreChanges) > 0 {
-		fmt.Fprintf(w, "\nDatastore changes (%d):\n", len(p.DataStoreChanges))
-		for _, d := range p.DataStoreChanges {
-			fmt.Fprintf(w, "  %s in %s: %s -> %s%s\n", d.Ref, d.Context, d.From, d.To, refusedText(d.Refused))
-		}
-	}
-	for _, l := range []struct {
-		name string
-		msgs []string
-	}{{"Errors", p.Errors}, {"Warnings", p.Warnings}} {
-		if len(l.msgs) > 0 {
-			fmt.Fprintf(w, "\n%s (%d):\n", l.name, len(l.msgs))
-			for _, m := range l.msgs {
-				fmt.Fprintf(w, "  %s\n", m)
+	list := func(title string, lines []string) {
+		if len(lines) > 0 {
+			fmt.Fprintf(w, "\n%s (%d):\n", title, len(lines))
+			for _, l := range lines {
+				fmt.Fprintf(w, "  %s\n", l)
 			}
 		}
 	}
+	list("Errors", p.Errors)
+	var moves, stores, overrides []string
+	for _, m := range p.Moves {
+		moves = append(moves, fmt.Sprintf("%s: %s -> %s%s", m.Ref, ctxList(m.From), ctxList(m.To), refusedText(m.Refused)))
+	}
+	for _, d := range p.DataStoreChanges {
+		stores = append(stores, fmt.Sprintf("%s in %s: %s -> %s%s", d.Ref, d.Context, d.From, d.To, refusedText(d.Refused)))
+	}
+	for _, o := range p.OverrideChanges {
+		overrides = append(overrides, o.Message)
+	}
+	list("Moves", moves)
+	list("Datastore changes", stores)
+	list("Etcd override changes", overrides)
+	list("Warnings", p.Warnings)
 	for _, c := range p.Contexts {
-		if len(c.Prune) == 0 {
-			continue
-		}
-		fmt.Fprintf(w, "\nPruned from %s (%d):\n", c.Name, len(c.Prune))
-		for _, r := range c.Prune {
-			fmt.Fprintf(w, "  %s\n", r)
-		}
+		tableObjects(w, c)
 	}
 	for _, c := range p.Contexts {
 		for _, d := range c.Diffs {
@@ -119,121 +122,44 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	return nil
 }
 
+// tableObjects names what one context prunes (every one), creates and
+// updates (at most TableListLimit of each).
+func tableObjects(w io.Writer, c v1alpha1.ContextPlan) {
+	titles := map[string]string{"Prune": "Pruned from", "Create": "Created in", "Update": "Updated in"}
+	for _, l := range objectLists(c, TableListLimit) {
+		if len(l.refs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s %s (%d):\n", titles[l.title], c.Name, len(l.refs))
+		for k, r := range l.refs {
+			if l.limit > 0 && k == l.limit {
+				fmt.Fprintf(w, "  ... and %d more (-o json lists them all)\n", len(l.refs)-k)
+				break
+			}
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
+}
+
+// objectList is one kind of change of a context: its objects, and how many
+// of them a renderer names (0: all).
+type objectList struct {
+	title string
+	refs  []v1alpha1.ObjectRef
+	limit int
+}
+
+// objectLists are a context's prunes (always all: a deletion never hides
+// in a count), creates and updates (at most limit of each).
+func objectLists(c v1alpha1.ContextPlan, limit int) []objectList {
+	return []objectList{{"Prune", c.Prune, 0}, {"Create", c.Create, limit}, {"Update", c.Update, limit}}
+}
+
 func ctxList(c []string) string {
 	if len(c) == 0 {
 		return "(none)"
 	}
 	return strings.Join(c, ",")
-}
-
-// RenderPlanMarkdown renders a plan as GitHub-flavoured markdown for a
-// pull-request comment: the headline and a warning line for every prune,
-// refusal and mass deletion, a summary table, then one collapsed section
-// per changed context listing prunes, creates and updates (with diffs).
-func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
-	var b strings.Builder
-	t := totals(p)
-	b.WriteString("### shard-router plan\n\n")
-	b.WriteString("**" + headline(p) + "**\n\n")
-	// One paragraph per warning, so that GitHub shows each on its own line.
-	var warns []string
-	if len(p.Errors) > 0 {
-		warns = append(warns, fmt.Sprintf("> :no_entry: **Refused**: %d error(s); nothing may be applied until they are fixed.\n", len(p.Errors)))
-	}
-	if len(t.mass) > 0 {
-		warns = append(warns, fmt.Sprintf("> :warning: **Mass deletion** in %s.\n", codeList(t.mass)))
-	}
-	if t.prune > 0 {
-		var where []string
-		for _, c := range p.Contexts {
-			if len(c.Prune) > 0 {
-				where = append(where, fmt.Sprintf("`%s` (%d)", c.Name, len(c.Prune)))
-			}
-		}
-		warns = append(warns, fmt.Sprintf("> :warning: **%d object(s) will be deleted** (pruned) from %s.\n", t.prune, strings.Join(where, ", ")))
-	}
-	if n := refusedCount(p); n > 0 {
-		warns = append(warns, fmt.Sprintf("> :no_entry: %d refused move(s) or datastore change(s).\n", n))
-	}
-	if len(warns) > 0 {
-		b.WriteString(strings.Join(warns, ">\n") + "\n")
-	}
-	b.WriteString("| context | state | create | update | prune | unchanged |\n| --- | --- | ---: | ---: | ---: | ---: |\n")
-	for _, c := range p.Contexts {
-		prune := fmt.Sprint(len(c.Prune))
-		if len(c.Prune) > 0 {
-			prune = "**" + prune + "**"
-		}
-		if c.MassPrune {
-			prune += " :warning:"
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %d | %d | %s | %d |\n", cell(c.Name), c.State, len(c.Create), len(c.Update), prune, c.Unchanged)
-	}
-	section := func(title string, n int, body func()) {
-		if n == 0 {
-			return
-		}
-		fmt.Fprintf(&b, "\n<details><summary>%s (%d)</summary>\n\n", title, n)
-		body()
-		b.WriteString("\n</details>\n")
-	}
-	section("Errors", len(p.Errors), func() {
-		for _, m := range p.Errors {
-			b.WriteString("- " + escape(m) + "\n")
-		}
-	})
-	section("Warnings", len(p.Warnings), func() {
-		for _, m := range p.Warnings {
-			b.WriteString("- " + escape(m) + "\n")
-		}
-	})
-	section("Moves", len(p.Moves), func() {
-		b.WriteString("| object | from | to | |\n| --- | --- | --- | --- |\n")
-		for _, m := range p.Moves {
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", m.Ref, codeList(m.From), codeList(m.To), refusedCell(m.Refused))
-		}
-	})
-	section("Datastore changes", len(p.DataStoreChanges), func() {
-		b.WriteString("| object | context | from | to | |\n| --- | --- | --- | --- | --- |\n")
-		for _, d := range p.DataStoreChanges {
-			fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s | %s |\n", d.Ref, cell(d.Context), d.From, d.To, refusedCell(d.Refused))
-		}
-	})
-	for _, c := range p.Contexts {
-		if len(c.Create)+len(c.Update)+len(c.Prune) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "\n<details><summary><code>%s</code> (%s): %d create, %d update, %d prune</summary>\n", c.Name, c.State, len(c.Create), len(c.Update), len(c.Prune))
-		refs := func(title string, refs []v1alpha1.ObjectRef, limit int) {
-			if len(refs) == 0 {
-				return
-			}
-			fmt.Fprintf(&b, "\n**%s (%d)**\n\n", title, len(refs))
-			for k, r := range refs {
-				if limit > 0 && k == limit {
-					fmt.Fprintf(&b, "- ... and %d more (`shard-router plan -o json` lists them all)\n", len(refs)-limit)
-					break
-				}
-				fmt.Fprintf(&b, "- `%s`\n", r)
-			}
-		}
-		refs("Prune", c.Prune, 0)
-		refs("Create", c.Create, MarkdownListLimit)
-		refs("Update", c.Update, MarkdownListLimit)
-		for k, d := range c.Diffs {
-			if k == MarkdownListLimit {
-				break
-			}
-			fence := "```"
-			for strings.Contains(d.Diff, fence) {
-				fence += "`"
-			}
-			fmt.Fprintf(&b, "\n%sdiff\n%s%s\n", fence, d.Diff, fence)
-		}
-		b.WriteString("\n</details>\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 func refusedCount(p *v1alpha1.SplitPlan) int {
@@ -245,6 +171,11 @@ func refusedCount(p *v1alpha1.SplitPlan) int {
 	}
 	for _, d := range p.DataStoreChanges {
 		if d.Refused {
+			n++
+		}
+	}
+	for _, o := range p.OverrideChanges {
+		if !o.Allowed {
 			n++
 		}
 	}

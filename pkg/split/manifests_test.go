@@ -132,7 +132,7 @@ rules:
 				if len(m.Metadata.Labels) != 1 || m.Metadata.Labels["team"] != "x" {
 					t.Errorf("labels %v, want only team: x", m.Metadata.Labels)
 				}
-				if m.Metadata.Annotations["shardrouter.dev/context"] != "ctx-a,ctx-b,edge" {
+				if c := m.Metadata.Annotations["shardrouter.dev/context"]; len(m.Metadata.Annotations) != 3 || (c != "ctx-a" && c != "ctx-b" && c != "edge") {
 					t.Errorf("annotations %v", m.Metadata.Annotations)
 				}
 				if len(m.Rules) != 2 || len(m.Rules[1].Resources) != 1 || m.Rules[1].Resources[0] != "pods" {
@@ -334,6 +334,9 @@ func routesOf(t *testing.T, plan *Layout) (map[string]string, []*yaml.RNode) {
 			key := n.GetKind() + " " + n.GetName()
 			if ns := n.GetNamespace(); ns != "" {
 				key = n.GetKind() + " " + ns + "/" + n.GetName()
+			}
+			if got := n.GetAnnotations()["shardrouter.dev/context"]; got != pkg.Context {
+				t.Errorf("%s in context %s: its context annotation is %q, want that context alone", key, pkg.Context, got)
 			}
 			where[key] = append(where[key], pkg.Context)
 			ds[key] = n.GetAnnotations()["shardrouter.dev/datastore"]

@@ -78,6 +78,10 @@ type prevContext struct {
 	objs map[objKey]prevObject
 	// scanned are the files read by scanFile (readScan), by path.
 	scanned map[string]*scannedFile
+	// overrides are the context's etcd overrides as the previous split
+	// recorded them; hasOverrides is false when it did not.
+	overrides    []datastore.Entry
+	hasOverrides bool
 }
 
 // scannedFile is a file of the previous split that plan did not parse:
@@ -107,8 +111,35 @@ func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespac
 func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, readParse) }
 
 // OpenPrevious inspects an output directory as OpenOutDir does, for
-// Preview, which reads what each resource of the previous split holds.
-func OpenPrevious(dir string) (*OutDir, error) { return openOutDir(dir, readScan) }
+// Preview, which reads what each resource of the previous split holds. The
+// directory must exist: a mistyped path would make every object a create
+// and hide every prune. An empty directory is a first apply.
+func OpenPrevious(dir string) (*OutDir, error) {
+	if err := mustExist(dir); err != nil {
+		return nil, err
+	}
+	return openOutDir(dir, readScan)
+}
+
+// OpenExisting inspects the previous split as OpenOutDir does, for the
+// pipe form, which writes nothing there: the directory must exist, as in
+// OpenPrevious.
+func OpenExisting(dir string) (*OutDir, error) {
+	if err := mustExist(dir); err != nil {
+		return nil, err
+	}
+	return openOutDir(dir, readParse)
+}
+
+// mustExist refuses a previous split directory that does not exist.
+func mustExist(dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the previous split %s does not exist: give the directory split wrote (for a first apply, an empty directory: mkdir %s)", dir, dir)
+	} else if err != nil {
+		return fmt.Errorf("cannot use %s as the previous split: %w", dir, err)
+	}
+	return nil
+}
 
 func openOutDir(dir string, read readMode) (*OutDir, error) {
 	abs, err := resolve(dir)
@@ -267,13 +298,24 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	if err != nil {
 		return nil, err
 	}
+	if slices.Contains(files, v1alpha1.EtcdOverridesFile) {
+		p := filepath.Join(dir, v1alpha1.EtcdOverridesFile)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		if pc.overrides, err = datastore.ReadRecord(data); err != nil {
+			return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, v1alpha1.EtcdOverridesFile), err)
+		}
+		pc.hasOverrides = true
+	}
 	// Read the files on every core; merge in file order, so the first
 	// file that holds a resource wins, as when reading one by one.
 	held := make([][]heldResource, len(files))
 	scans := make([]*scannedFile, len(files))
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
-		if f := files[i]; f != kptfileName && f != rgFile && yamlio.MatchesKRM(f) {
+		if f := files[i]; !slices.Contains(ownFiles, f) && yamlio.MatchesKRM(f) {
 			if d.read == readScan {
 				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
 					return nil

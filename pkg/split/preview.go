@@ -48,9 +48,8 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if err != nil {
 		return nil, nil, err
 	}
-	doc := &v1alpha1.SplitPlan{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.SplitPlanKind),
-		Contexts: []v1alpha1.ContextPlan{}, Moves: []v1alpha1.Move{}, DataStoreChanges: []v1alpha1.DataStoreChange{},
-		Errors: []string{}, Warnings: []string{}}
+	doc := v1alpha1.NewSplitPlan()
+	doc.OverrideChanges = append([]v1alpha1.OverrideChange{}, sp.OverrideChanges...)
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil
 	}
@@ -104,7 +103,8 @@ type preview struct {
 	// cannot say where they go, so it claims no prune of them.
 	contexts [][]int
 	unknown  map[objKey]bool
-	digests  []digest
+	// bases are the items' digests without their route annotations.
+	bases []digest
 	// updates are the updated items per context, for the diffs.
 	updates map[string][]update
 	// same are, per context of the config, the objects of files that the
@@ -207,9 +207,11 @@ func (pv *preview) place() {
 	}
 }
 
-// digestNew digests every item that goes somewhere, as split writes it.
+// digestNew digests every item that goes somewhere, as split writes it,
+// but for the two annotations that name its context and datastore: those
+// differ per context, and digestIn adds them.
 func (pv *preview) digestNew() error {
-	pv.digests = make([]digest, len(pv.contexts))
+	pv.bases = make([]digest, len(pv.contexts))
 	return yamlio.Parallel(len(pv.contexts), func(i int) error {
 		same := true
 		for _, c := range pv.contexts[i] {
@@ -218,13 +220,21 @@ func (pv *preview) digestNew() error {
 		if pv.contexts[i] == nil || same {
 			return nil // nowhere, or unchanged wherever it goes
 		}
-		n, err := pv.sp.prepare(i)
+		n, err := pv.sp.prepare(i, pv.contexts[i][0])
 		if err != nil {
 			return err
 		}
-		pv.digests[i] = digestOf(n)
+		pv.bases[i], _ = baseDigestOf(n)
 		return nil
 	})
+}
+
+// digestIn is the digest of item i as context ctx's package holds it.
+func (pv *preview) digestIn(i, ctx int) digest {
+	it := &pv.sp.items[i]
+	return routedDigest(pv.bases[i], routeAnnotations{
+		context: pv.cfg.Compiled.Names[ctx], hasContext: true,
+		dataStore: datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind), hasDataStore: true})
 }
 
 // compare fills the contexts of the plan and returns what each context of
@@ -260,7 +270,7 @@ func (pv *preview) compare() []pruneCount {
 				cp.Unchanged++
 			case !ok:
 				cp.Create = append(cp.Create, refOf(k))
-			case p.digest != pv.digests[i]:
+			case p.digest != pv.digestIn(i, c):
 				cp.Update = append(cp.Update, refOf(k))
 				pv.updates[name] = append(pv.updates[name], update{i, p})
 			default:
@@ -345,7 +355,7 @@ func (pv *preview) movesAndDataStores() {
 			to[k] = names[c]
 		}
 		ref := refOf(key)
-		if !sameSet(from, to) {
+		if !sameSet(from, to) && !pv.onlyContextsChanged(i, from, to) {
 			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(pv.cfg.Compiled, from[a]) < ctxOrder(pv.cfg.Compiled, from[b]) })
 			refused := pv.sp.out.Routing.Decisions[i].Reason == route.Failed
 			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
@@ -381,16 +391,38 @@ func (pv *preview) movesAndDataStores() {
 	})
 }
 
+// onlyContextsChanged reports a broadcast object whose contexts differ
+// only by the contexts added to (no previous package) or dropped from the
+// config: it goes to every context, so that is no move. The new context's
+// creates and the dropped context's prunes show it.
+func (pv *preview) onlyContextsChanged(i int, from, to []string) bool {
+	if pv.sp.out.Routing.Decisions[i].Reason != route.Broadcast {
+		return false
+	}
+	for _, c := range from {
+		if !slices.Contains(to, c) && pv.cfg.Compiled.Index(c) >= 0 {
+			return false
+		}
+	}
+	for _, c := range to {
+		if pc := pv.out.context(c); !slices.Contains(from, c) && pc != nil && pc.exists {
+			return false
+		}
+	}
+	return true
+}
+
 // diffs renders a unified diff of every update, both sides as split writes
 // the object.
 func (pv *preview) diffs() error {
 	for k := range pv.doc.Contexts {
 		c := &pv.doc.Contexts[k]
 		ups := pv.updates[c.Name]
+		ctx := pv.cfg.Compiled.Index(c.Name)
 		diffs := make([]v1alpha1.ObjectDiff, len(ups))
 		err := yamlio.Parallel(len(ups), func(j int) error {
 			u := ups[j]
-			n, err := pv.sp.prepare(u.item)
+			n, err := pv.sp.prepare(u.item, ctx)
 			if err != nil {
 				return err
 			}
@@ -446,14 +478,51 @@ type digest [sha256.Size]byte
 // style, comments and key order are formatting), without the annotations
 // that never reach the cluster (an annotations mapping left empty counts
 // as absent). It walks the node instead of decoding it: plan digests every
-// object of both the new and the previous split.
+// object of both the new and the previous split. shard-router's context and
+// datastore annotations are digested apart (routedDigest), so that one walk
+// serves every context a new object goes to.
 func digestOf(n *yaml.RNode) digest {
+	base, ra := baseDigestOf(n)
+	return routedDigest(base, ra)
+}
+
+// routeAnnotations are the values of shard-router's context and datastore
+// annotations.
+type routeAnnotations struct {
+	context, dataStore       string
+	hasContext, hasDataStore bool
+}
+
+// baseDigestOf digests the object without its route annotations, and
+// returns those.
+func baseDigestOf(n *yaml.RNode) (digest, routeAnnotations) {
 	h := sha256.New()
 	w := &digester{h: h}
 	w.node(n.YNode(), 0, rootPath)
 	var d digest
 	h.Sum(d[:0])
+	return d, w.route
+}
+
+// routedDigest adds the route annotations to a base digest.
+func routedDigest(base digest, ra routeAnnotations) digest {
+	h := sha256.New()
+	w := &digester{h: h}
+	h.Write(base[:])
+	if ra.hasContext {
+		w.write('c', ra.context)
+	}
+	if ra.hasDataStore {
+		w.write('d', ra.dataStore)
+	}
+	var d digest
+	h.Sum(d[:0])
 	return d
+}
+
+// routeKey reports shard-router's own annotations that routedDigest adds.
+func routeKey(k string) bool {
+	return k == v1alpha1.ContextAnnotation || k == v1alpha1.DataStoreAnnotation
 }
 
 // Where the walk is, to find metadata.annotations.
@@ -465,8 +534,9 @@ const (
 )
 
 type digester struct {
-	h   hash.Hash
-	buf []byte
+	h     hash.Hash
+	buf   []byte
+	route routeAnnotations
 }
 
 func (w *digester) write(tag byte, s string) {
@@ -504,7 +574,7 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 		pairs := make([]pair, 0, len(n.Content)/2)
 		for k := 0; k+1 < len(n.Content); k += 2 {
 			key := keyText(n.Content[k])
-			if where == annotationsPath && notAppliedKey(key) {
+			if where == annotationsPath && (notAppliedKey(key) || routeKey(key)) {
 				continue
 			}
 			pairs = append(pairs, pair{key, n.Content[k+1]})
@@ -518,8 +588,12 @@ func (w *digester) node(n *yaml.Node, depth, where int) {
 				next = metadataPath
 			case where == metadataPath && p.key == "annotations":
 				next = annotationsPath
-				if v := yamlio.Deref(p.val); v != nil && v.Kind == yaml.MappingNode && emptyAfterStrip(v) {
-					continue // an annotations mapping with nothing that reaches the cluster
+				v := yamlio.Deref(p.val)
+				if v != nil && v.Kind == yaml.MappingNode {
+					w.readRoute(v)
+					if emptyAfterStrip(v) {
+						continue // an annotations mapping with nothing else that reaches the cluster
+					}
 				}
 			}
 			w.write('k', p.key)
@@ -542,11 +616,32 @@ func keyText(n *yaml.Node) string {
 
 func emptyAfterStrip(m *yaml.Node) bool {
 	for k := 0; k+1 < len(m.Content); k += 2 {
-		if !notAppliedKey(keyText(m.Content[k])) {
+		if key := keyText(m.Content[k]); !notAppliedKey(key) && !routeKey(key) {
 			return false
 		}
 	}
 	return true
+}
+
+// readRoute records the route annotations of an annotations mapping (the
+// first of a duplicated key, as kyaml reads it).
+func (w *digester) readRoute(m *yaml.Node) {
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		v := "!!node" // not a string: never what split writes
+		if n := yamlio.Deref(m.Content[k+1]); n != nil && n.Kind == yaml.ScalarNode {
+			v = n.Value
+		}
+		switch keyText(m.Content[k]) {
+		case v1alpha1.ContextAnnotation:
+			if !w.route.hasContext {
+				w.route.context, w.route.hasContext = v, true
+			}
+		case v1alpha1.DataStoreAnnotation:
+			if !w.route.hasDataStore {
+				w.route.dataStore, w.route.hasDataStore = v, true
+			}
+		}
+	}
 }
 
 // scalarValue is a scalar's resolved value with its type: "!!str:x",

@@ -2,6 +2,7 @@ package split
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -17,6 +18,9 @@ import (
 // previewDir runs what `shard-router plan PKG --previous OUT` runs.
 func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results) {
 	t.Helper()
+	if err := os.MkdirAll(out, 0o755); err != nil { // a first apply: an empty directory
+		t.Fatal(err)
+	}
 	od, err := OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
@@ -248,14 +252,16 @@ func TestPreviewAddedAndDroppedContexts(t *testing.T) {
 	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(cfg, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
 	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
 	wantSummary(t, doc,
-		"ctx-a kept c=[] u=[ClusterRole.rbac.authorization.k8s.io reader] p=[] n=3",
+		"ctx-a kept c=[] u=[] p=[] n=4",
 		"ctx-c added c=[ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
 		"ctx-d added c=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
 		"ctx-b dropped c=[] u=[] p=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] n=0")
 	if !hasResult(results, framework.Warning, `context "ctx-b" is no longer in the config`) {
 		t.Error("no warning for the dropped context")
 	}
-	// The broadcast ClusterRole now goes to ctx-a, ctx-c and ctx-d.
+	// The broadcast ClusterRole now goes to ctx-a, ctx-c and ctx-d: no
+	// move, and ctx-a's copy is unchanged; the Namespace's move from
+	// ctx-b to ctx-d is one.
 	var moved []string
 	for _, m := range doc.Moves {
 		moved = append(moved, fmt.Sprintf("%s %v->%v %v", m.Ref, m.From, m.To, m.Refused))
@@ -263,7 +269,6 @@ func TestPreviewAddedAndDroppedContexts(t *testing.T) {
 	want := []string{
 		"ConfigMap b/settings [ctx-b]->[ctx-d] false",
 		"Namespace b [ctx-b]->[ctx-d] false",
-		"ClusterRole.rbac.authorization.k8s.io reader [ctx-a ctx-b]->[ctx-a ctx-c ctx-d] false",
 	}
 	if !reflect.DeepEqual(moved, want) {
 		t.Errorf("moves:\n%s", strings.Join(moved, "\n"))
@@ -312,5 +317,72 @@ func TestDigestIsData(t *testing.T) {
 	// Integers as YAML writes them in several ways are one number.
 	if digestOf(mustParse(t, "a: 0x10\nb: true\n")) != digestOf(mustParse(t, "a: 16\nb: true\n")) {
 		t.Error("0x10 and 16 differ")
+	}
+}
+
+// TestPreviewOverridesChanges: plan shows each context's change of its
+// etcd overrides against what the previous split recorded, even when no
+// object changes, and refuses what `overrides --previous` refuses
+// (datastore.Report, one policy); split refuses it too.
+func TestPreviewOverridesChanges(t *testing.T) {
+	moved := strings.Replace(shardConfig, "https://etcd-leases:2379", "https://etcd-leases-2:2379", 1)
+	added := strings.Replace(shardConfig, "    namespaceSelector: {matchLabels: {shard: b}}\n",
+		"    namespaceSelector: {matchLabels: {shard: b}}\n    dataStores:\n    - name: leases\n      endpoints: [\"https://b-leases:2379\"]\n", 1)
+	removed := strings.Replace(shardConfig, "  dataStoreOverrides:\n  - resource: coordination.k8s.io/leases\n    dataStore: leases\n", "", 1)
+	for _, tc := range []struct {
+		name, config string
+		want         string // context resource from -> to
+		refused      bool
+	}{
+		{"servers changed", moved, `ctx-a coordination.k8s.io/leases leases[https://etcd-leases:2379] -> leases[https://etcd-leases-2:2379]`, true},
+		{"override added", added, `ctx-b coordination.k8s.io/leases default[] -> leases[https://b-leases:2379]`, true},
+		{"override removed", removed, `ctx-a coordination.k8s.io/leases leases[https://etcd-leases:2379] -> default[]`, true},
+		{"allowed", strings.Replace(moved, "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1), `ctx-a coordination.k8s.io/leases leases[https://etcd-leases:2379] -> leases[https://etcd-leases-2:2379]`, false},
+		{"ephemeral", strings.Replace(moved, "    dataStore: leases\n", "    dataStore: leases\n    ephemeral: true\n", 1), `ctx-a coordination.k8s.io/leases leases[https://etcd-leases:2379] -> leases[https://etcd-leases-2:2379]`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pkg, out := splitBase(t)
+			if tc.name == "override removed" {
+				// The Lease's own datastore change is function mode's
+				// refusal; leave the Lease out to see the override's.
+				writeTree(t, pkg, map[string]string{"apps/lease.yaml": ""})
+				writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(tc.config, "spec:\n", "spec:\n  allowMassPrune: true\n", 1)})
+			} else {
+				writeTree(t, pkg, map[string]string{"shards.yaml": tc.config})
+			}
+			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			var got []string
+			for _, c := range doc.OverrideChanges {
+				got = append(got, fmt.Sprintf("%s %s %s%v -> %s%v", c.Context, c.Resource, c.From.DataStore, c.From.Servers, c.To.DataStore, c.To.Servers))
+				if c.Allowed == tc.refused {
+					t.Errorf("%s: allowed %v, want %v", c.Message, c.Allowed, !tc.refused)
+				}
+			}
+			if !reflect.DeepEqual(got, []string{tc.want}) {
+				t.Errorf("override changes %q, want %q", got, tc.want)
+			}
+			if !doc.HasChanges() {
+				t.Error("a change of the overrides is no change")
+			}
+			if refused := hasResult(results, framework.Error, "coordination.k8s.io/leases moves from"); refused != tc.refused {
+				t.Errorf("refused %v, want %v: %v", refused, tc.refused, results)
+			}
+			if _, err := splitDir(t, pkg, out); (err != nil) != tc.refused {
+				t.Errorf("split: %v, want refused %v", err, tc.refused)
+			}
+		})
+	}
+	// An output of an older release, without the record: nothing to compare.
+	pkg, out := splitBase(t)
+	for _, ctx := range []string{"ctx-a", "ctx-b"} {
+		if err := os.Remove(filepath.Join(out, ctx, v1alpha1.EtcdOverridesFile)); err != nil {
+			t.Fatal(err)
+		}
+		marker := readTree(t, filepath.Join(out, ctx))[MarkerFile]
+		writeTree(t, filepath.Join(out, ctx), map[string]string{MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
+	}
+	writeTree(t, pkg, map[string]string{"shards.yaml": moved})
+	if doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{}); len(doc.OverrideChanges) > 0 {
+		t.Errorf("changes without a record: %+v", doc.OverrideChanges)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -53,6 +52,9 @@ type Layout struct {
 	Results framework.Results
 	// Packages are the context packages, in config order.
 	Packages []*Package
+	// OverrideChanges are the changes of the contexts' etcd overrides since
+	// the previous split (checkOverrides).
+	OverrideChanges []v1alpha1.OverrideChange
 	// dropped are previous context directories whose context left the config.
 	dropped []string
 	// in and out render the resource files: each file is built from the
@@ -63,6 +65,8 @@ type Layout struct {
 	// adopted; guarded is set once the mass-deletion guard ran.
 	items   []function.Item
 	guarded bool
+	// cfg names the contexts and assigns the datastores.
+	cfg *config.Config
 }
 
 // Package is one context's package.
@@ -74,6 +78,7 @@ type Package struct {
 	// files are the package's files, sorted by path.
 	files  []plannedFile
 	layout *Layout
+	index  int // the context's index in the config
 	rg     []byte
 }
 
@@ -83,16 +88,9 @@ type plannedFile struct {
 	path  string
 	items []int
 	data  []byte
-	// shared, when not nil, is the encoding of a file that several
-	// contexts hold with the same resources (broadcast resources): the
-	// annotated resources are the same in each, so it is encoded once.
+	// shared, when not nil, is the template of a file that several
+	// contexts hold with the same resources (template.go).
 	shared *sharedFile
-}
-
-type sharedFile struct {
-	once sync.Once
-	data []byte
-	err  error
 }
 
 // File is one file of a context package.
@@ -119,7 +117,7 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
 func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
-	layout := &Layout{in: in}
+	layout := &Layout{in: in, cfg: cfg.Compiled}
 	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
@@ -137,6 +135,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout.out, layout.items = out, items
 	layout.Results = append(layout.Results, out.Results...)
 	layout.checkDropped(cfg.Compiled, opts.Out)
+	layout.checkOverrides(cfg.Compiled, opts.Out)
 	invs := layout.inventories(name, spec)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
@@ -187,51 +186,18 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 	return layout, nil
 }
 
-// share marks the files that several contexts hold with the same
-// resources, so that each is encoded once.
-func (p *Layout) share() {
-	type use struct {
-		s     *sharedFile
-		files []*plannedFile
-	}
-	byKey := map[string]*use{}
-	var key []byte
-	for _, pkg := range p.Packages {
-		for k := range pkg.files {
-			f := &pkg.files[k]
-			if f.items == nil || len(p.out.Routing.Decisions[f.items[0]].Contexts) < 2 {
-				continue
-			}
-			key = append(key[:0], f.path...)
-			for _, i := range f.items {
-				key = strconv.AppendInt(append(key, 0), int64(i), 10)
-			}
-			u := byKey[string(key)]
-			if u == nil {
-				u = &use{s: &sharedFile{}}
-				byKey[string(key)] = u
-			}
-			u.files = append(u.files, f)
-		}
-	}
-	for _, u := range byKey {
-		if len(u.files) > 1 {
-			for _, f := range u.files {
-				f.shared = u.s
-			}
-		}
-	}
-}
-
-// prepare returns resource i as its context packages hold it: a copy,
-// annotated with its route, with kpt's default path when it had none.
-func (p *Layout) prepare(i int) (*yaml.RNode, error) {
+// prepare returns resource i as context ctx's package holds it: a copy,
+// annotated with that context and its datastore there (never the other
+// contexts it goes to: adding or removing a context must not change what
+// the others apply), with kpt's default path when it had none.
+func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	n, err := p.in.Node(i)
 	if err != nil {
 		return nil, err
 	}
 	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
-		if err := p.out.ApplyItem(i, n); err != nil {
+		it := &p.items[i]
+		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)); err != nil {
 			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
 		}
 	}
@@ -353,6 +319,36 @@ func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v
 	return invs
 }
 
+// ownFiles are the files split writes itself in each context directory.
+var ownFiles = []string{kptfileName, rgFile, v1alpha1.EtcdOverridesFile, MarkerFile}
+
+// checkOverrides compares each context's --etcd-servers-overrides with
+// what the previous split recorded, and judges each change as `overrides
+// --previous` does: kube-apiserver never migrates data, so a refused change
+// fails the split. A context the previous split did not record (a new one,
+// or an output of an older release) has nothing to compare.
+func (p *Layout) checkOverrides(cfg *config.Config, out *OutDir) {
+	if out == nil {
+		return
+	}
+	allow := cfg.Spec.Spec.AllowDataStoreChanges
+	for ctx, name := range cfg.Names {
+		pc := out.context(name)
+		if pc == nil || !pc.hasOverrides {
+			continue
+		}
+		for _, ch := range datastore.Report(name, pc.overrides, datastore.Entries(cfg, ctx), allow) {
+			p.OverrideChanges = append(p.OverrideChanges, ch)
+			r := &framework.Result{Severity: ch.Severity, Message: ch.Message, Field: &framework.Field{Path: "spec.dataStoreOverrides"},
+				File: &framework.File{Path: path.Join(out.given, name, v1alpha1.EtcdOverridesFile)}}
+			if ch.Severity == framework.Error {
+				r.Message += ": " + datastore.RefusedAdvice
+			}
+			p.Results = append(p.Results, r)
+		}
+	}
+}
+
 // windowsAbs matches a Windows drive path such as C:\x or C:/x.
 var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 
@@ -370,8 +366,8 @@ func (p *Layout) checkPath(i int, it *function.Item) bool {
 		why = "contains '..': split never writes outside the context directory"
 	case path.Clean(file) == ".":
 		why = "names no file"
-	case path.Clean(file) == kptfileName || path.Clean(file) == rgFile || path.Clean(file) == MarkerFile:
-		why = "is a file that split writes itself in each context directory (Kptfile, " + rgFile + ", " + MarkerFile + "): rename the resource's file"
+	case slices.Contains(ownFiles, path.Clean(file)):
+		why = "is a file that split writes itself in each context directory (" + strings.Join(ownFiles, ", ") + "): rename the resource's file"
 	}
 	if why == "" {
 		return true
@@ -408,7 +404,7 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		}
 		return ps[a].index < ps[b].index
 	})
-	pkg := &Package{Context: ctx, Inventory: inv, Resources: len(routed), layout: p}
+	pkg := &Package{Context: ctx, index: p.cfg.Index(ctx), Inventory: inv, Resources: len(routed), layout: p}
 	for i := 1; i < len(ps); i++ {
 		if ps[i].file == ps[i-1].file && ps[i].index == ps[i-1].index && ps[i].index >= 0 {
 			p.errorf("", "%s and %s would both be item %d of %s in context %q", p.describe(ps[i-1].item), p.describe(ps[i].item), ps[i].index, ps[i].file, ctx)
@@ -433,7 +429,8 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		return nil, err
 	}
 	pkg.rg = rg
-	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg})
+	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg},
+		plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
 	for i := 1; i < len(pkg.files); i++ {
 		if a, b := pkg.files[i-1].path, pkg.files[i].path; strings.HasPrefix(b, a+"/") {
@@ -463,9 +460,10 @@ func (pkg *Package) render(k int) ([]byte, error) {
 	if f.items == nil {
 		return f.data, nil
 	}
-	if s := f.shared; s != nil {
-		s.once.Do(func() { s.data, s.err = pkg.encodeFile(f) })
-		return s.data, s.err
+	if f.shared != nil {
+		if data, ok, err := pkg.renderShared(f); ok || err != nil {
+			return data, err
+		}
 	}
 	return pkg.encodeFile(f)
 }
@@ -487,7 +485,7 @@ func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 func (pkg *Package) nodes(f *plannedFile) ([]*yaml.RNode, error) {
 	nodes := make([]*yaml.RNode, len(f.items))
 	for j, i := range f.items {
-		n, err := pkg.layout.prepare(i)
+		n, err := pkg.layout.prepare(i, pkg.index)
 		if err != nil {
 			return nil, err
 		}

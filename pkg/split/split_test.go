@@ -252,9 +252,9 @@ func TestLayout(t *testing.T) {
 	want := []string{
 		".shard-router-split",
 		"ctx-a/.shard-router-split", "ctx-a/Kptfile", "ctx-a/apps/lease.yaml", "ctx-a/apps/web.yaml",
-		"ctx-a/namespaces.yaml", "ctx-a/rbac/reader.yaml", "ctx-a/resourcegroup.yaml",
+		"ctx-a/namespaces.yaml", "ctx-a/rbac/reader.yaml", "ctx-a/resourcegroup.yaml", "ctx-a/shard-router-etcd-overrides.yaml",
 		"ctx-b/.shard-router-split", "ctx-b/Kptfile", "ctx-b/apps/web.yaml",
-		"ctx-b/namespaces.yaml", "ctx-b/rbac/reader.yaml", "ctx-b/resourcegroup.yaml",
+		"ctx-b/namespaces.yaml", "ctx-b/rbac/reader.yaml", "ctx-b/resourcegroup.yaml", "ctx-b/shard-router-etcd-overrides.yaml",
 	}
 	if got := keys(tree); !reflect.DeepEqual(got, want) {
 		t.Fatalf("files:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -287,9 +287,11 @@ spec:
 	if !strings.Contains(tree["ctx-a/apps/lease.yaml"], "shardrouter.dev/datastore: 'leases'") {
 		t.Errorf("lease:\n%s", tree["ctx-a/apps/lease.yaml"])
 	}
-	// A broadcast resource is copied into each context, identical.
-	if tree["ctx-a/rbac/reader.yaml"] != tree["ctx-b/rbac/reader.yaml"] || !strings.Contains(tree["ctx-a/rbac/reader.yaml"], "shardrouter.dev/context: 'ctx-a,ctx-b'") {
-		t.Errorf("broadcast ClusterRole:\n%s\n%s", tree["ctx-a/rbac/reader.yaml"], tree["ctx-b/rbac/reader.yaml"])
+	// A broadcast resource is copied into each context, naming that
+	// context alone: nothing else differs.
+	a, b := tree["ctx-a/rbac/reader.yaml"], tree["ctx-b/rbac/reader.yaml"]
+	if !strings.Contains(a, "shardrouter.dev/context: 'ctx-a'\n") || strings.Replace(a, "context: 'ctx-a'", "context: 'ctx-b'", 1) != b {
+		t.Errorf("broadcast ClusterRole:\n%s\n%s", a, b)
 	}
 	for name, content := range tree {
 		if strings.Contains(content, "internal.config.kubernetes.io") || strings.Contains(content, "config.kubernetes.io/index") {
@@ -330,7 +332,7 @@ metadata:
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := in.Len(); n != plan.Packages[map[string]int{"ctx-a": 0, "ctx-b": 1}[ctx]].Resources+2 {
+		if n := in.Len(); n != plan.Packages[map[string]int{"ctx-a": 0, "ctx-b": 1}[ctx]].Resources+3 { // Kptfile, inventory, overrides record
 			t.Errorf("%s reads back %d resources", ctx, n)
 		}
 	}
@@ -801,7 +803,7 @@ func TestPlainStreamWithoutPaths(t *testing.T) {
 		paths = append(paths, f.Path)
 	}
 	// kpt's default file names for resources without a path.
-	if want := []string{"Kptfile", "a/configmap_c.yaml", "namespace_a.yaml", "resourcegroup.yaml"}; !reflect.DeepEqual(paths, want) {
+	if want := []string{"Kptfile", "a/configmap_c.yaml", "namespace_a.yaml", "resourcegroup.yaml", "shard-router-etcd-overrides.yaml"}; !reflect.DeepEqual(paths, want) {
 		t.Errorf("files %v, want %v", paths, want)
 	}
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
@@ -16,6 +17,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
 // The annotations shard-router writes, and cli-utils' prune guard.
@@ -95,6 +98,7 @@ func TestCluster(t *testing.T) {
 		{"PlanPredictsApply", e.planPredictsApply},
 		{"PlanNamespaceRemoved", e.planNamespaceRemoved},
 		{"PlanMassPruneRefused", e.planMassPruneRefused},
+		{"PlanRefusedMoveComment", e.planRefusedMoveComment},
 		{"DataStoreChange", e.dataStoreChange},
 	}
 	for _, s := range steps {
@@ -140,7 +144,8 @@ func (e *clusterE2E) placement(t *testing.T) {
 }
 
 // checkPlacement asserts that every item exists in exactly the clusters
-// its context annotation names, and that Events and Leases are in the etcd
+// its context annotation names, each copy annotated with that cluster and
+// its datastore there, and that Events and Leases are in the etcd
 // its datastore annotation names and in no other.
 func (e *clusterE2E) checkPlacement(t *testing.T, items []clusterItem) {
 	t.Helper()
@@ -160,8 +165,13 @@ func (e *clusterE2E) checkPlacement(t *testing.T, items []clusterItem) {
 			case !want:
 				continue
 			}
-			if got := clusterAnnotation(obj, clusterContextAnnotation); got != it.Context {
-				t.Errorf("%s in cluster %s: live %s = %q, package says %q", it, name, clusterContextAnnotation, got, it.Context)
+			// A cluster's copy names that cluster alone: what it holds never
+			// depends on the other clusters.
+			if got := clusterAnnotation(obj, clusterContextAnnotation); got != name {
+				t.Errorf("%s in cluster %s: live %s = %q, want %q (the package says %q)", it, name, clusterContextAnnotation, got, name, it.Context)
+			}
+			if got, want := clusterAnnotation(obj, clusterDataStoreAnnotation), it.dataStore(t, name); got != want {
+				t.Errorf("%s in cluster %s: live %s = %q, want %q", it, name, clusterDataStoreAnnotation, got, want)
 			}
 			key := it.etcdKey()
 			if key == "" {
@@ -339,6 +349,15 @@ func (e *clusterE2E) dataStoreChange(t *testing.T) {
 		t.Errorf("overrides --previous accepted moving Leases out of the events datastore:\n%s", res)
 	}
 	clusterMentions(t, "overrides --previous", res.Stdout+res.Stderr, `context "A"`, "coordination.k8s.io/leases", "refused")
+	// plan shows the change of A's overrides and refuses it, as split does.
+	res = runCmd(t, cmdSpec{}, e.bin, "plan", e.pkg, "--previous", e.out, "--config", next, "-o", "json")
+	var doc v1alpha1.SplitPlan
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil || res.ExitCode != 1 {
+		t.Errorf("plan with the leases override removed: exit %d, %v\n%s", res.ExitCode, err, res)
+	}
+	if len(doc.OverrideChanges) != 1 || doc.OverrideChanges[0].Context != "A" || doc.OverrideChanges[0].Resource != "coordination.k8s.io/leases" || doc.OverrideChanges[0].Allowed {
+		t.Errorf("plan's override changes: %+v", doc.OverrideChanges)
+	}
 	pkgBefore := snapshot(t, e.pkg)
 	res = e.render(t, next)
 	if res.ExitCode == 0 {

@@ -191,6 +191,14 @@ func (e *clusterE2E) checkPlanAgainstApply(t *testing.T, doc *v1alpha1.SplitPlan
 		if len(failed) > 0 {
 			t.Errorf("%s: kpt reported %v", ctx, failed)
 		}
+		// split's record of the etcd overrides is local config: kpt
+		// never applies it (an EtcdOverrides would fail: no such kind).
+		if _, err := os.Stat(filepath.Join(e.out, ctx, v1alpha1.EtcdOverridesFile)); err != nil {
+			t.Errorf("%s: %v", ctx, err)
+		}
+		if log := clusterReadFile(t, filepath.Join(logs, ctx+".log")); strings.Contains(log, v1alpha1.EtcdOverridesKind) {
+			t.Errorf("%s: kpt live apply handled the %s record:\n%s", ctx, v1alpha1.EtcdOverridesKind, log)
+		}
 		for _, c := range []struct {
 			what        string
 			plan, truth []string
@@ -343,4 +351,58 @@ func (e *clusterE2E) planMassPruneRefused(t *testing.T) {
 	if res := e.split(t); res.ExitCode == 0 || !strings.Contains(res.Stderr, "mass-deletion guard") {
 		t.Errorf("split accepted the mass deletion:\n%s", res)
 	}
+}
+
+// planRefusedMoveComment: a move the function refuses fails kpt fn render
+// in the CI recipe, and the pull request still gets its comment, the
+// refusal first; nothing is applied, nothing changes.
+func (e *clusterE2E) planRefusedMoveComment(t *testing.T) {
+	items := e.items(t, e.pkg)
+	e.waitSettled(t, items)
+	versions := e.resourceVersions(t, items)
+	kptfile, nsFile := filepath.Join(e.pkg, "Kptfile"), filepath.Join(e.pkg, "bravo.yaml")
+	saved := map[string]string{kptfile: clusterReadFile(t, kptfile), nsFile: clusterReadFile(t, nsFile)}
+	defer func() {
+		for f, text := range saved {
+			writeFile(t, f, text)
+		}
+	}()
+	setPipeline(t, e.pkg, e.bin, "shards.yaml")
+	relabelled := strings.Replace(saved[nsFile], "e2e.shardrouter.dev/shard: a", "e2e.shardrouter.dev/shard: b", 1)
+	if relabelled == saved[nsFile] {
+		relabelled = strings.Replace(saved[nsFile], "e2e.shardrouter.dev/shard: b", "e2e.shardrouter.dev/shard: a", 1)
+	}
+	if relabelled == saved[nsFile] {
+		t.Fatalf("%s: no shard label to relabel", nsFile)
+	}
+	writeFile(t, nsFile, relabelled)
+	pkgBefore, outBefore := snapshot(t, e.pkg), snapshot(t, e.out)
+
+	logs := filepath.Join(filepath.Dir(e.out), "refused-move-logs")
+	res := e.pipelineRendering(t, logs)
+	if res.ExitCode != 1 {
+		t.Errorf("pipeline: exit %d, want 1:\n%s", res.ExitCode, res)
+	}
+	clusterMentions(t, "pipeline", res.Stderr, "render failed", "nothing applied")
+	md := clusterReadFile(t, filepath.Join(filepath.Dir(logs), "plan.md"))
+	refusal, table := strings.Index(md, "**Refused**"), strings.Index(md, "| context |")
+	if refusal < 0 || table < refusal || !strings.Contains(md[refusal:table], "Namespace bravo would move from") || !strings.Contains(md[refusal:table], "allowMoves") {
+		t.Errorf("the comment does not list the refusal first:\n%s", md)
+	}
+	if _, err := os.Stat(logs); err == nil {
+		t.Error("the pipeline ran kpt live apply")
+	}
+	clusterSameFiles(t, "refused render", pkgBefore, snapshot(t, e.pkg))
+	clusterSameFiles(t, "refused pipeline", outBefore, snapshot(t, e.out))
+	clusterSameVersions(t, versions, e.resourceVersions(t, items))
+}
+
+// pipelineRendering runs the CI recipe with its kpt fn render step.
+func (e *clusterE2E) pipelineRendering(t *testing.T, logs string) result {
+	t.Helper()
+	return runCmd(t, cmdSpec{Timeout: 10 * time.Minute, Env: []string{
+		"SHARD_ROUTER=" + e.bin, "KPT=" + e.kpt, "LOG_DIR=" + logs,
+		"PLAN_MD=" + filepath.Join(filepath.Dir(logs), "plan.md"), "KUBECONFIG=" + e.kubeconfig,
+		"APPLY_FLAGS=--kubeconfig " + e.kubeconfig + " --install-resource-group --reconcile-timeout 3m --output json",
+	}}, "bash", filepath.Join(repoRoot(t), "examples", "ci", "pipeline.sh"), e.pkg, e.out)
 }

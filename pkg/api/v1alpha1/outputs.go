@@ -12,6 +12,7 @@ const (
 	CapacityReportKind        = "CapacityReport"
 	OverridesChangeReportKind = "OverridesChangeReport"
 	SplitPlanKind             = "SplitPlan"
+	EtcdOverridesKind         = "EtcdOverrides"
 )
 
 // TypeMeta is the apiVersion and kind of an output document, as JSON
@@ -119,6 +120,39 @@ type OverrideLocation struct {
 	Servers   []string `json:"servers,omitempty"`
 }
 
+// EtcdOverrides is the record split writes into each context's package
+// (file EtcdOverridesFile) of that context's kube-apiserver
+// --etcd-servers-overrides, so that plan can show and judge a change of
+// them against the previous split. It is local config
+// (config.kubernetes.io/local-config: "true"): kpt live apply never sends
+// it to the cluster.
+type EtcdOverrides struct {
+	TypeMeta `json:",inline"`
+	Metadata RecordMeta `json:"metadata"`
+	// Flag is the flag's value, as `overrides --context` prints it.
+	Flag string `json:"flag"`
+	// Overrides are the entries, in dataStoreOverrides order.
+	Overrides []EtcdOverride `json:"overrides"`
+}
+
+// EtcdOverridesFile names the record in each context directory.
+const EtcdOverridesFile = "shard-router-etcd-overrides.yaml"
+
+// RecordMeta is the metadata of a local-config record.
+type RecordMeta struct {
+	Name        string            `json:"name"`
+	Annotations map[string]string `json:"annotations"`
+}
+
+// EtcdOverride is one entry of the flag: a storage group/resource, the
+// logical datastore and its etcd servers.
+type EtcdOverride struct {
+	Resource  string   `json:"resource"`
+	DataStore string   `json:"dataStore"`
+	Servers   []string `json:"servers"`
+	Ephemeral bool     `json:"ephemeral,omitempty"`
+}
+
 // SplitPlan is `shard-router plan -o json`: what `kpt live apply` of each
 // context package of a new split would do in that cluster, compared with the
 // previous split. Every list is sorted (contexts in config order, then the
@@ -128,9 +162,19 @@ type SplitPlan struct {
 	Contexts         []ContextPlan     `json:"contexts"`
 	Moves            []Move            `json:"moves"`
 	DataStoreChanges []DataStoreChange `json:"dataStoreChanges"`
+	// OverrideChanges are the changes of each context's
+	// --etcd-servers-overrides since the previous split, as `overrides
+	// --previous` reports them; a refused one is also an error.
+	OverrideChanges []OverrideChange `json:"overrideChanges"`
 	// Errors would make split refuse (and exit 1); Warnings would not.
 	Errors   []string `json:"errors"`
 	Warnings []string `json:"warnings"`
+}
+
+// NewSplitPlan returns an empty plan, every list empty (not null).
+func NewSplitPlan() *SplitPlan {
+	return &SplitPlan{TypeMeta: NewTypeMeta(SplitPlanKind), Contexts: []ContextPlan{}, Moves: []Move{},
+		DataStoreChanges: []DataStoreChange{}, OverrideChanges: []OverrideChange{}, Errors: []string{}, Warnings: []string{}}
 }
 
 // ContextState says whether a context is new, kept or gone.
@@ -234,5 +278,5 @@ func (p *SplitPlan) HasChanges() bool {
 			return true
 		}
 	}
-	return len(p.Moves)+len(p.DataStoreChanges) > 0
+	return len(p.Moves)+len(p.DataStoreChanges)+len(p.OverrideChanges) > 0
 }
