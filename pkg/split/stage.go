@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
 // Staged holds the new context packages of a layout in a staging
@@ -23,13 +25,14 @@ type Staged struct {
 	dry       bool
 	mu        sync.Mutex
 	committed map[string]bool
+	// listed are the contexts the root marker lists.
+	listed []string
 }
 
 // Stage writes every context package of the layout to a staging directory
-// inside the output directory, after the checks Write makes, and lists the
-// new contexts in the root marker (a listed context without a directory
-// is one that never received anything). Nothing in OUT_DIR/<context> is
-// touched until Commit.
+// inside the output directory, after the checks Write makes. Nothing in
+// OUT_DIR is changed until Commit, except that an interrupted run's
+// staging directories are cleaned up (see recoverStale).
 func (d *OutDir) Stage(layout *Layout) (*Staged, error) {
 	if layout.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
@@ -48,21 +51,18 @@ func (d *OutDir) Stage(layout *Layout) (*Staged, error) {
 	if err := d.recoverStale(); err != nil {
 		return nil, err
 	}
-	all := slices.Clone(previous)
-	for _, pkg := range layout.Packages {
-		if !slices.Contains(all, pkg.Context) {
-			all = append(all, pkg.Context)
+	if !d.marked {
+		// Mark the directory before anything else, as Write does.
+		if err := writeMarker(d.Path, nil, nil); err != nil {
+			return nil, err
 		}
+		d.marked = true
 	}
-	if err := writeMarker(d.Path, all, nil); err != nil {
-		return nil, err
-	}
-	d.marked = true
 	tmp, err := os.MkdirTemp(d.Path, tmpPrefix)
 	if err != nil {
 		return nil, err
 	}
-	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}}
+	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}, listed: previous}
 	if err := writeMarker(tmp, nil, nil); err != nil {
 		s.Close()
 		return nil, err
@@ -119,6 +119,14 @@ func (s *Staged) Commit(context string) error {
 	defer s.mu.Unlock()
 	if s.committed[context] {
 		return nil
+	}
+	if !slices.Contains(s.listed, context) {
+		// List it first, so that the directory is known as split's.
+		listed := append(slices.Clone(s.listed), context)
+		if err := writeMarker(s.d.Path, listed, nil); err != nil {
+			return err
+		}
+		s.listed = listed
 	}
 	target := filepath.Join(s.d.Path, context)
 	if err := replaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
@@ -198,4 +206,17 @@ func (d *OutDir) recoverStale() error {
 	}
 	d.stale = nil
 	return nil
+}
+
+// Objects lists the package's resources (Kptfile and inventory aside) as
+// they are in the input: a namespaced resource without a namespace has
+// none here, while kpt gives it the kube context's namespace.
+func (pkg *Package) Objects() []v1alpha1.ObjectRef {
+	var refs []v1alpha1.ObjectRef
+	for _, f := range pkg.files {
+		for _, i := range f.items {
+			refs = append(refs, refOf(keyOf(&pkg.layout.items[i].Object)))
+		}
+	}
+	return refs
 }
