@@ -44,7 +44,7 @@ type target struct {
 	// firstDone is set once its first apply succeeded and reconciled.
 	firstDone bool
 	done      bool
-	report v1alpha1.ContextApply
+	report    v1alpha1.ContextApply
 }
 
 // fail records that the context failed.
