@@ -61,6 +61,9 @@ type ContextApply struct {
 	Reconciled int `json:"reconciled"`
 	Pruned     int `json:"pruned"`
 	Failed     int `json:"failed"`
+	// PrunedObjects are the objects pruned: deleted from the cluster, or
+	// dropped from its inventory and kept (cli-utils' on-remove: keep).
+	PrunedObjects []ObjectRef `json:"prunedObjects"`
 	// Failures name each failed object and why.
 	Failures []string `json:"failures,omitempty"`
 }

@@ -152,6 +152,7 @@ func (c *collector) event(e event.Event) {
 		switch pe.Status {
 		case event.PruneSuccessful:
 			rep.Pruned++
+			rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
 			c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
 		case event.PruneFailed:
 			c.fail(pe.Identifier, "prune failed", pe.Error)

@@ -210,6 +210,10 @@ func (r *run) phase(ctx context.Context, step func(context.Context, *target)) {
 func (r *run) finishReport() {
 	r.report.Contexts = r.report.Contexts[:0]
 	for _, t := range r.targets {
+		if t.report.PrunedObjects == nil {
+			t.report.PrunedObjects = []v1alpha1.ObjectRef{}
+		}
+		sort.Slice(t.report.PrunedObjects, func(a, b int) bool { return t.report.PrunedObjects[a].Less(t.report.PrunedObjects[b]) })
 		r.report.Contexts = append(r.report.Contexts, t.report)
 	}
 	for _, c := range r.plan_.Contexts {
