@@ -30,9 +30,10 @@ func init() {
 	}
 }
 
-// applySteps are appended to TestCluster's scenarios.
-func (e *clusterE2E) applySteps() []clusterStep {
-	a := &applyE2E{e: e}
+// applySteps are appended to TestCluster's scenarios; top is TestCluster's
+// own t, which owns the processes a step restarts.
+func (e *clusterE2E) applySteps(top testing.TB) []clusterStep {
+	a := &applyE2E{e: e, top: top}
 	return []clusterStep{
 		{"ApplyPlacement", a.placement},
 		{"ApplyAgainUnchanged", a.unchanged},
@@ -52,6 +53,7 @@ type clusterStep struct {
 
 type applyE2E struct {
 	e        *clusterE2E
+	top      testing.TB
 	pkg, out string
 }
 
@@ -262,7 +264,7 @@ func (a *applyE2E) oneDown(t *testing.T) {
 	apiB := a.e.clusters["B"].API
 	apiB.proc.stop()
 	r := a.apply(t)
-	apiB.start(t, "")
+	apiB.start(a.top, "") // outlives this step
 	apiB.waitReady(t)
 	if r.ExitCode != 1 {
 		t.Errorf("apply with B down: exit %d, want 1\n%s", r.ExitCode, r.result)
@@ -497,6 +499,7 @@ spec:
 // when only the cluster's inventory knows what would be pruned (OUT/B
 // gone); --dry-run changes neither clusters nor files.
 func (a *applyE2E) refusedAndDryRun(t *testing.T) {
+	before, outBefore := a.versions(t), snapshot(t, a.out)
 	saved := t.TempDir()
 	var removed []string
 	for _, f := range []string{"apply-b1.yaml", "apply-b2.yaml", "apply-a2.yaml", "apply-a3.yaml"} {
@@ -505,7 +508,6 @@ func (a *applyE2E) refusedAndDryRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before, outBefore := a.versions(t), snapshot(t, a.out)
 	r := a.apply(t)
 	if r.ExitCode != 1 {
 		t.Errorf("a mass prune: exit %d, want 1\n%s", r.ExitCode, r.result)
