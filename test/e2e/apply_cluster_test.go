@@ -605,7 +605,14 @@ data:
 // rerun converges.
 func (a *applyE2E) killed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
-	for round := 1; round <= 4; round++ {
+	// Kill within what one apply of a change takes, so that every phase
+	// (plan, staging, applying, committing) gets its chances.
+	a.setValue(t, "apply-a1.yaml", "settings-3", "kill-0")
+	a.setValue(t, "apply-b1.yaml", "settings-3", "kill-0")
+	start := time.Now()
+	a.mustApply(t, v1alpha1.ApplyApplied)
+	span := time.Since(start)
+	for round := 1; round <= 6; round++ {
 		value := fmt.Sprintf("kill-%d", round)
 		a.setValue(t, "apply-a1.yaml", "settings-3", value)
 		a.setValue(t, "apply-b1.yaml", "settings-3", value)
@@ -618,7 +625,7 @@ func (a *applyE2E) killed(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		delay := time.Duration(rng.IntN(3000)) * time.Millisecond
+		delay := time.Duration(rng.Int64N(int64(span)))
 		time.Sleep(delay)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -631,7 +638,7 @@ func (a *applyE2E) killed(t *testing.T) {
 			if !applied {
 				clusterSameFiles(t, fmt.Sprintf("round %d: OUT/%s, not applied", round, ctx), old[ctx], now)
 			}
-			t.Logf("round %d, killed after %s: OUT/%s holds the new package: %v", round, delay, ctx, applied)
+			t.Logf("round %d, killed after %s of %s: OUT/%s holds the new package: %v", round, delay.Round(time.Millisecond), span.Round(time.Millisecond), ctx, applied)
 		}
 		r := a.apply(t)
 		if r.ExitCode != 0 {
