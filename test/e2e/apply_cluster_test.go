@@ -30,10 +30,9 @@ func init() {
 	}
 }
 
-// applySteps are appended to TestCluster's scenarios; top is TestCluster's
-// own t, which owns the processes a step restarts.
-func (e *clusterE2E) applySteps(top testing.TB) []clusterStep {
-	a := &applyE2E{e: e, top: top}
+// applySteps are appended to TestCluster's scenarios.
+func (e *clusterE2E) applySteps() []clusterStep {
+	a := &applyE2E{e: e}
 	return []clusterStep{
 		{"ApplyPlacement", a.placement},
 		{"ApplyAgainUnchanged", a.unchanged},
@@ -53,7 +52,6 @@ type clusterStep struct {
 
 type applyE2E struct {
 	e        *clusterE2E
-	top      testing.TB
 	pkg, out string
 }
 
@@ -264,7 +262,7 @@ func (a *applyE2E) oneDown(t *testing.T) {
 	apiB := a.e.clusters["B"].API
 	apiB.proc.stop()
 	r := a.apply(t)
-	apiB.start(a.top, "") // outlives this step
+	apiB.start(t, "")
 	apiB.waitReady(t)
 	if r.ExitCode != 1 {
 		t.Errorf("apply with B down: exit %d, want 1\n%s", r.ExitCode, r.result)
@@ -359,8 +357,9 @@ func (p *poller) finish() []sample {
 
 // checkHandoff asserts that at every sample every moving object is in at
 // least one cluster, and that A's copy is gone (or terminating) only after
-// B's exists.
-func checkHandoff(t *testing.T, samples []sample, paths []string, wantFinal [2]bool) {
+// B's exists; the first and the last samples must be wantFirst and
+// wantFinal (held by A, by B).
+func checkHandoff(t *testing.T, samples []sample, paths []string, wantFirst, wantFinal [2]bool) {
 	t.Helper()
 	if len(samples) < 10 {
 		t.Fatalf("only %d samples", len(samples))
@@ -386,6 +385,9 @@ func checkHandoff(t *testing.T, samples []sample, paths []string, wantFinal [2]b
 		}
 		if goneFromA >= 0 && (firstInB < 0 || goneFromA < firstInB) {
 			t.Errorf("%s: gone from A at sample %d, in B from sample %d", path, goneFromA, firstInB)
+		}
+		if first := samples[0].in[path]; first != wantFirst {
+			t.Errorf("%s: at the start held by A, B = %v, want %v", path, first, wantFirst)
 		}
 		if last := samples[len(samples)-1].in[path]; last != wantFinal {
 			t.Errorf("%s: at the end held by A, B = %v, want %v", path, last, wantFinal)
@@ -434,7 +436,7 @@ func (a *applyE2E) moveHandsOff(t *testing.T) {
 	if len(r.report.Handoffs) != len(paths) || len(r.report.HeldInBoth) != 0 {
 		t.Errorf("%d handoffs, %d held in both; want %d and 0\n%s", len(r.report.Handoffs), len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
-	checkHandoff(t, samples, paths, [2]bool{false, true})
+	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{false, true})
 	t.Logf("%d samples over %s", len(samples), samples[len(samples)-1].at.Sub(samples[0].at).Round(time.Millisecond))
 	a.checkPlaced(t)
 	a.kptChangesNothing(t)
@@ -479,7 +481,7 @@ spec:
 	if len(r.report.HeldInBoth) != len(paths) {
 		t.Errorf("%d objects held in both, want %d\n%s", len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
-	checkHandoff(t, samples, paths, [2]bool{true, true})
+	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{true, true})
 
 	if err := os.Remove(deployment); err != nil {
 		t.Fatal(err)
@@ -490,7 +492,7 @@ spec:
 	if r.ExitCode != 0 {
 		t.Fatalf("the rerun:\n%s", r.result)
 	}
-	checkHandoff(t, samples, paths, [2]bool{false, true})
+	checkHandoff(t, samples, paths, [2]bool{true, true}, [2]bool{false, true})
 	a.setAllowMoves(t, false)
 	a.checkPlaced(t)
 }

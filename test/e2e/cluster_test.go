@@ -94,7 +94,7 @@ func TestCluster(t *testing.T) {
 		{"PlanMassPruneRefused", e.planMassPruneRefused},
 		{"DataStoreChange", e.dataStoreChange},
 	}
-	steps = append(steps, e.applySteps(t)...)
+	steps = append(steps, e.applySteps()...)
 	for _, s := range steps {
 		stepStart := time.Now()
 		ok := t.Run(s.name, s.run)
