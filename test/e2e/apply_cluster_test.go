@@ -473,6 +473,11 @@ spec:
 	took := time.Since(start)
 	samples := p.finish()
 	t.Logf("apply with a never-ready Deployment took %s", took.Round(time.Second))
+	// Not a timing assertion: the default timeout (5m) or kpt's (forever)
+	// would not have ended by then.
+	if took > 2*time.Minute {
+		t.Errorf("apply with --reconcile-timeout 15s took %s", took)
+	}
 	if r.ExitCode != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
