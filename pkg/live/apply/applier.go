@@ -44,10 +44,13 @@ func (r *run) applierOptions() apply.ApplierOptions {
 // into the context's report. Any failed apply, reconcile or prune fails
 // the context.
 func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.Unstructured) error {
-	if !r.opts.DryRun {
-		if err := r.installResourceGroupCRD(ctx, t); err != nil {
-			return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
+	if r.opts.DryRun {
+		// As kpt live apply --dry-run: nothing is installed.
+		if err := kptcmdutil.VerifyResourceGroupCRD(t.factory); err != nil {
+			return fmt.Errorf("context %q: the cluster has no kpt ResourceGroup CRD, and a dry run installs nothing: apply once without --dry-run (or run kpt live install-resource-group)", t.name)
 		}
+	} else if err := r.installResourceGroupCRD(ctx, t); err != nil {
+		return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
 	}
 	invClient, err := cluster.NewInventoryClient(t.factory)
 	if err != nil {
