@@ -483,7 +483,7 @@ spec:
 	}
 	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplyFailed})
 	clusterMentions(t, "the report", r.Stdout, "never-ready", "reconcile-timeout")
-	clusterMentions(t, "the progress", r.Stderr, "B: still waiting for", "Deployment apply-b2/never-ready (InProgress", "A: holding")
+	clusterMentions(t, "the progress", r.Stderr, "B: still waiting for", "Deployment.apps apply-b2/never-ready (InProgress", "A: holding")
 	if len(r.report.HeldInBoth) != len(paths) {
 		t.Errorf("%d objects held in both, want %d\n%s", len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
