@@ -162,3 +162,21 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	}
 	return nil
 }
+
+// readWithPrevious opens the previous split's output directory (what was
+// last applied), then reads the input and its config, as plan and apply do.
+func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *split.Input, *function.Config, error) {
+	out, err := split.OpenPrevious(previous)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in, err := readInput(s, src, out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := loadConfig(s, in, config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, in, cfg, nil
+}
