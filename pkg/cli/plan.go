@@ -10,6 +10,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -165,7 +166,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 
 // readWithPrevious opens the previous split's output directory (what was
 // last applied), then reads the input and its config, as plan and apply do.
-func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *split.Input, *function.Config, error) {
+func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *input.Input, *function.Config, error) {
 	out, err := split.OpenPrevious(previous)
 	if err != nil {
 		return nil, nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -181,28 +182,28 @@ func splitOutDir(f *splitFlags) (*split.OutDir, error) {
 
 // readInput reads a package directory, or stdin for "-". An output
 // directory inside the package is never read back.
-func readInput(s Streams, src string, out *split.OutDir) (*split.Input, error) {
+func readInput(s Streams, src string, out *split.OutDir) (*input.Input, error) {
 	if src == "-" {
-		return split.ReadStream(s.In, ioOptions())
+		return input.ReadStream(s.In, ioOptions())
 	}
 	var skip []string
 	if out != nil {
 		skip = append(skip, out.Path)
 	}
-	return split.ReadPackage(src, ioOptions(), skip...)
+	return input.ReadPackage(src, ioOptions(), skip...)
 }
 
 // configNode returns --config FILE, else the input's config.
-func configNode(in *split.Input, file string) (*yaml.RNode, error) {
+func configNode(in *input.Input, file string) (*yaml.RNode, error) {
 	if file != "" {
-		return split.ReadConfigFile(file)
+		return input.ReadConfigFile(file)
 	}
 	return in.Config()
 }
 
 // loadConfig loads --config FILE, else the input's config; its errors are
 // printed to stderr as the function prints them.
-func loadConfig(s Streams, in *split.Input, file string) (*function.Config, error) {
+func loadConfig(s Streams, in *input.Input, file string) (*function.Config, error) {
 	node, err := configNode(in, file)
 	if err != nil {
 		return nil, err

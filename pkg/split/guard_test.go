@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 func TestMassPruneThresholds(t *testing.T) {
@@ -83,7 +84,7 @@ func TestMassPruneGuard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+			in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -142,7 +143,7 @@ func mustExist(dir string) error {
 }
 
 func openOutDir(dir string, read readMode) (*OutDir, error) {
-	abs, err := resolve(dir)
+	abs, err := input.Resolve(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +453,7 @@ func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResou
 			h.obj = prevObject{digest: digestOf(n), file: f, pos: pos}
 		}
 		if len(out) == 0 {
-			h.desc = describeNode(n) // only a file's first can be the context's first
+			h.desc = input.DescribeNode(n) // only a file's first can be the context's first
 		}
 		out = append(out, h)
 	}

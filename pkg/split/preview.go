@@ -25,6 +25,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -43,7 +44,7 @@ type PreviewOptions struct {
 // internal.config.kubernetes.io/* annotations (which never reach a cluster)
 // are not changes. Results are Route's; the plan's Errors and Warnings are
 // left for the caller to fill from them.
-func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
+func Preview(in *input.Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
 	sp, err := Build(in, cfg, opts)
 	if err != nil {
 		return nil, nil, err
@@ -426,7 +427,7 @@ func (pv *preview) diffs() error {
 			if err != nil {
 				return err
 			}
-			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.sp.in.io)
+			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.sp.in.IO())
 			if err != nil {
 				return err
 			}
@@ -467,7 +468,7 @@ func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
 	if p.pos >= len(nodes) {
 		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.given, ctx, p.file))
 	}
-	return yamlio.Encode(nodes[p.pos:p.pos+1], pv.sp.in.io)
+	return yamlio.Encode(nodes[p.pos:p.pos+1], pv.sp.in.IO())
 }
 
 // digest identifies an object's data as it reaches the cluster.

@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // previewDir runs what `shard-router plan PKG --previous OUT` runs.
@@ -25,7 +26,7 @@ func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOption
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPreviewCreateThenNoChange(t *testing.T) {
 	if !doc.HasChanges() {
 		t.Error("a first plan has no changes")
 	}
-	if _, err := ReadPackage(pkg, yamlio.Options{}); err != nil {
+	if _, err := input.ReadPackage(pkg, yamlio.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if tree := readTree(t, out); len(tree) != 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // parseFile is readFile on data: the reference scanFile must agree with.
@@ -105,7 +106,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	for seed := uint64(1); seed <= 25; seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 15))
 		o := gen.Options{Items: 1 + rnd.IntN(200), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
-		in, err := ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
+		in, err := input.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 				t.Fatal("nothing was scanned")
 			}
 		}
-		in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+		in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 		if err != nil {
 			t.Fatal(err)
 		}

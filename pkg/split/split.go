@@ -28,7 +28,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/route"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // Options tune Route.
@@ -59,7 +59,7 @@ type Layout struct {
 	dropped []string
 	// in and out render the resource files: each file is built from the
 	// input when it is written, so the plan never holds the package.
-	in  *Input
+	in  *input.Input
 	out *function.Outcome
 	// items are the routing facts, with the previous split's placement
 	// adopted; guarded is set once the mass-deletion guard ran.
@@ -116,7 +116,7 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // was never annotated cannot silently move. The returned error is for
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
-func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
+func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout := &Layout{in: in, cfg: cfg.Compiled}
 	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
@@ -148,7 +148,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 		if !d.Routed() {
 			continue
 		}
-		if err := in.locs[i].err; err != nil {
+		if err := in.Loc(i).Err; err != nil {
 			return nil, fmt.Errorf("naming a file for %s: %w", layout.describe(i), err)
 		}
 		if !layout.checkPath(i, &items[i]) {
@@ -198,26 +198,16 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
 		it := &p.items[i]
 		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)); err != nil {
-			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
+			return nil, fmt.Errorf("annotating %s: %w", input.DescribeNode(n), err)
 		}
 	}
-	if p.in.locs[i].defaulted {
+	if p.in.Loc(i).Defaulted {
 		// A stream without paths: kpt's own default, <namespace>/<kind>_<name>.yaml.
 		if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{n}); err != nil {
-			return nil, fmt.Errorf("naming a file for %s: %w", describeNode(n), err)
+			return nil, fmt.Errorf("naming a file for %s: %w", input.DescribeNode(n), err)
 		}
 	}
 	return n, nil
-}
-
-// describeNode names a resource as every message does
-// (route.Object.Describe), and its file.
-func describeNode(n *yaml.RNode) string {
-	s := (&route.Object{Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}).Describe()
-	if p, i, _ := kioutil.GetFileAnnotations(n); p != "" {
-		s += fmt.Sprintf(" in %s[%s]", p, i)
-	}
-	return s
 }
 
 // describe names resource i and its file for messages.
@@ -226,10 +216,10 @@ func (p *Layout) describe(i int) string {
 	if err != nil {
 		return fmt.Sprintf("item %d", i)
 	}
-	if p.in.locs[i].defaulted {
+	if p.in.Loc(i).Defaulted {
 		_ = kioutil.DefaultPathAnnotation("", []*yaml.RNode{n})
 	}
-	return describeNode(n)
+	return input.DescribeNode(n)
 }
 
 // adoptPrevious gives an item without a context annotation the placement
@@ -320,7 +310,7 @@ func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v
 }
 
 // ownFiles are the files split writes itself in each context directory.
-var ownFiles = []string{kptfileName, rgFile, v1alpha1.EtcdOverridesFile, MarkerFile}
+var ownFiles = []string{yamlio.KptfileName, rgFile, v1alpha1.EtcdOverridesFile, MarkerFile}
 
 // checkOverrides compares each context's --etcd-servers-overrides with
 // what the previous split recorded, and judges each change as `overrides
@@ -355,7 +345,7 @@ var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 // checkPath refuses a path annotation that would write outside the context
 // directory or over split's own files.
 func (p *Layout) checkPath(i int, it *function.Item) bool {
-	file := p.in.locs[i].path
+	file := p.in.Loc(i).Path
 	why := ""
 	switch {
 	case strings.IndexFunc(file, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
@@ -392,11 +382,11 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 	}
 	ps := make([]placed, len(routed))
 	for k, i := range routed {
-		index, err := strconv.Atoi(p.in.locs[i].index)
+		index, err := strconv.Atoi(p.in.Loc(i).Index)
 		if err != nil {
 			index = -1
 		}
-		ps[k] = placed{path.Clean(p.in.locs[i].path), index, i}
+		ps[k] = placed{path.Clean(p.in.Loc(i).Path), index, i}
 	}
 	sort.SliceStable(ps, func(a, b int) bool {
 		if ps[a].file != ps[b].file {
@@ -429,7 +419,7 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		return nil, err
 	}
 	pkg.rg = rg
-	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg},
+	pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: rgFile, data: rg},
 		plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
 	for i := 1; i < len(pkg.files); i++ {
@@ -474,7 +464,7 @@ func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := yamlio.Encode(nodes, pkg.layout.in.io)
+	data, err := yamlio.Encode(nodes, pkg.layout.in.IO())
 	if err != nil {
 		return nil, fmt.Errorf("writing %s for context %q: %w", f.path, pkg.Context, err)
 	}

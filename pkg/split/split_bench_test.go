@@ -7,6 +7,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // BenchmarkSplit is `shard-router split - -o DIR` on a generated
@@ -15,7 +16,7 @@ func BenchmarkSplit(b *testing.B) {
 	data := gen.Bytes(gen.Options{Items: 10000, Contexts: 64, Seed: 1})
 	b.SetBytes(int64(len(data)))
 	for i := 0; i < b.N; i++ {
-		in, err := ReadStream(bytes.NewReader(data), yamlio.Options{})
+		in, err := input.ReadStream(bytes.NewReader(data), yamlio.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

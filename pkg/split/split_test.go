@@ -16,6 +16,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 const shardConfig = `apiVersion: shardrouter.dev/v1alpha1
@@ -169,7 +170,7 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Layout, error) {
+func runRoute(t testing.TB, in *input.Input, od *OutDir, opts *Options) (*Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {
@@ -328,7 +329,7 @@ metadata:
 	}
 	// Every context package reads back as kpt fn source reads it.
 	for _, ctx := range []string{"ctx-a", "ctx-b"} {
-		in, err := ReadPackage(filepath.Join(out, ctx), yamlio.Options{})
+		in, err := input.ReadPackage(filepath.Join(out, ctx), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,7 +408,7 @@ items:
       internal.config.kubernetes.io/path: '` + path + `'
 functionConfig:
 ` + indent(shardConfig) + "\n"
-			in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
+			in, err := input.ReadStream(strings.NewReader(stream), yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -699,8 +700,8 @@ func TestConfigDiscovery(t *testing.T) {
 	writeTree(t, pkg, files)
 	_, err = splitDir(t, pkg, filepath.Join(t.TempDir(), "out"))
 	wantError(t, err, "no shardrouter.dev/v1alpha1 ShardConfig", "--config")
-	if !errors.Is(err, ErrNoConfig) {
-		t.Errorf("not ErrNoConfig: %v", err)
+	if !errors.Is(err, input.ErrNoConfig) {
+		t.Errorf("not input.ErrNoConfig: %v", err)
 	}
 }
 
@@ -721,7 +722,7 @@ func TestStream(t *testing.T) {
 	writeTree(t, pkg, basePackage())
 	// The pipe form: a ResourceList as kpt fn source writes it.
 	var rl strings.Builder
-	src, err := ReadPackage(pkg, yamlio.Options{})
+	src, err := input.ReadPackage(pkg, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -732,7 +733,7 @@ func TestStream(t *testing.T) {
 	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(srcNodes); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -786,7 +787,7 @@ func TestStream(t *testing.T) {
 func TestPlainStreamWithoutPaths(t *testing.T) {
 	stream := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels: {shard: a}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n"
-	in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(stream), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // stageDir routes pkg against out, as apply does, and stages the result.
@@ -16,7 +17,7 @@ func stageDir(t *testing.T, pkg, out string) *Staged {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 const (
@@ -181,7 +182,7 @@ func stage(dir string, pkgs []*Package) error {
 		}
 		for k, f := range pkg.files {
 			p := filepath.Join(cdir, filepath.FromSlash(f.path))
-			if rel, ok := within(cdir, p); !ok || rel == "." {
+			if rel, ok := input.Within(cdir, p); !ok || rel == "." {
 				return fmt.Errorf("writing context %q: %s is outside the context directory", pkg.Context, f.path)
 			}
 			jobs = append(jobs, job{pkg, k, p})

@@ -27,6 +27,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -62,7 +63,7 @@ var ErrRefused = errors.New("apply refused; nothing was applied")
 // ApplyReport.Failed); an error means the run could not start (bad
 // kubeconfig, unreadable output directory, ErrRefused with the report's
 // Errors filled).
-func Run(ctx context.Context, in *split.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
+func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
 	if opts.Split.Out == nil {
 		return nil, errors.New("apply needs the output directory")
 	}
@@ -125,7 +126,7 @@ func (r *run) contextNames() []string {
 }
 
 // plan routes and plans as `shard-router plan` does; its errors refuse.
-func (r *run) plan(in *split.Input) error {
+func (r *run) plan(in *input.Input) error {
 	doc, results, err := split.Preview(in, r.cfg, r.opts.Split, split.PreviewOptions{})
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -62,9 +63,9 @@ func setup(t *testing.T) (pkg, out string) {
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *split.OutDir) (*split.Input, *function.Config) {
+func load(t *testing.T, pkg string, od *split.OutDir) (*input.Input, *function.Config) {
 	t.Helper()
-	in, err := split.ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
