@@ -5,13 +5,10 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
@@ -233,9 +230,7 @@ func (pv *preview) digestNew() error {
 // digestIn is the digest of item i as context ctx's package holds it.
 func (pv *preview) digestIn(i, ctx int) digest {
 	it := &pv.sp.items[i]
-	return routedDigest(pv.bases[i], routeAnnotations{
-		context: pv.cfg.Compiled.Names[ctx], hasContext: true,
-		dataStore: datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind), hasDataStore: true})
+	return routedDigest(pv.bases[i], pv.cfg.Compiled.Names[ctx], datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind))
 }
 
 // compare fills the contexts of the plan and returns what each context of
@@ -472,210 +467,30 @@ func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
 }
 
 // digest identifies an object's data as it reaches the cluster.
-type digest [sha256.Size]byte
+type digest = yamlio.Digest
 
-// digestOf digests the object as data, as the API server would read it:
-// mapping keys sorted, scalars by their resolved value (quoting, block
-// style, comments and key order are formatting), without the annotations
-// that never reach the cluster (an annotations mapping left empty counts
-// as absent). It walks the node instead of decoding it: plan digests every
-// object of both the new and the previous split. shard-router's context and
+// objectDigest digests an object as data (see yamlio.Digester), without
+// the annotations that never reach the cluster. shard-router's context and
 // datastore annotations are digested apart (routedDigest), so that one walk
 // serves every context a new object goes to.
-func digestOf(n *yaml.RNode) digest {
-	base, ra := baseDigestOf(n)
-	return routedDigest(base, ra)
-}
+var objectDigest = yamlio.Digester{Skip: notAppliedKey,
+	Apart: []string{v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation}}
+
+// digestOf digests the object as it reaches the cluster.
+func digestOf(n *yaml.RNode) digest { return objectDigest.Of(n.YNode()) }
 
 // routeAnnotations are the values of shard-router's context and datastore
-// annotations.
-type routeAnnotations struct {
-	context, dataStore       string
-	hasContext, hasDataStore bool
-}
+// annotations, in objectDigest.Apart's order.
+type routeAnnotations = []yamlio.Annotation
 
 // baseDigestOf digests the object without its route annotations, and
 // returns those.
-func baseDigestOf(n *yaml.RNode) (digest, routeAnnotations) {
-	h := sha256.New()
-	w := &digester{h: h}
-	w.node(n.YNode(), 0, rootPath)
-	var d digest
-	h.Sum(d[:0])
-	return d, w.route
-}
+func baseDigestOf(n *yaml.RNode) (digest, routeAnnotations) { return objectDigest.Base(n.YNode()) }
 
-// routedDigest adds the route annotations to a base digest.
-func routedDigest(base digest, ra routeAnnotations) digest {
-	h := sha256.New()
-	w := &digester{h: h}
-	h.Write(base[:])
-	if ra.hasContext {
-		w.write('c', ra.context)
-	}
-	if ra.hasDataStore {
-		w.write('d', ra.dataStore)
-	}
-	var d digest
-	h.Sum(d[:0])
-	return d
-}
-
-// routeKey reports shard-router's own annotations that routedDigest adds.
-func routeKey(k string) bool {
-	return k == v1alpha1.ContextAnnotation || k == v1alpha1.DataStoreAnnotation
-}
-
-// Where the walk is, to find metadata.annotations.
-const (
-	rootPath = iota
-	metadataPath
-	annotationsPath
-	otherPath
-)
-
-type digester struct {
-	h     hash.Hash
-	buf   []byte
-	route routeAnnotations
-}
-
-func (w *digester) write(tag byte, s string) {
-	w.buf = append(w.buf[:0], tag)
-	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
-	w.buf = append(w.buf, ':')
-	w.h.Write(w.buf)
-	io.WriteString(w.h, s)
-}
-
-func (w *digester) node(n *yaml.Node, depth, where int) {
-	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
-		n = n.Alias
-	}
-	if n == nil || depth > 512 {
-		w.write('~', "")
-		return
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			w.node(c, depth+1, where)
-		}
-	case yaml.SequenceNode:
-		w.write('[', "")
-		for _, c := range n.Content {
-			w.node(c, depth+1, otherPath)
-		}
-		w.write(']', "")
-	case yaml.MappingNode:
-		type pair struct {
-			key string
-			val *yaml.Node
-		}
-		pairs := make([]pair, 0, len(n.Content)/2)
-		for k := 0; k+1 < len(n.Content); k += 2 {
-			key := keyText(n.Content[k])
-			if where == annotationsPath && (notAppliedKey(key) || routeKey(key)) {
-				continue
-			}
-			pairs = append(pairs, pair{key, n.Content[k+1]})
-		}
-		sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].key < pairs[b].key })
-		w.write('{', "")
-		for _, p := range pairs {
-			next := otherPath
-			switch {
-			case where == rootPath && p.key == "metadata":
-				next = metadataPath
-			case where == metadataPath && p.key == "annotations":
-				next = annotationsPath
-				v := yamlio.Deref(p.val)
-				if v != nil && v.Kind == yaml.MappingNode {
-					w.readRoute(v)
-					if emptyAfterStrip(v) {
-						continue // an annotations mapping with nothing else that reaches the cluster
-					}
-				}
-			}
-			w.write('k', p.key)
-			w.node(p.val, depth+1, next)
-		}
-		w.write('}', "")
-	default:
-		w.write('s', scalarValue(n))
-	}
-}
-
-// keyText is a mapping key as JSON would name it: its text (every key of a
-// Kubernetes object is a string).
-func keyText(n *yaml.Node) string {
-	if n = yamlio.Deref(n); n == nil || n.Kind != yaml.ScalarNode {
-		return "!!node"
-	}
-	return n.Value
-}
-
-func emptyAfterStrip(m *yaml.Node) bool {
-	for k := 0; k+1 < len(m.Content); k += 2 {
-		if key := keyText(m.Content[k]); !notAppliedKey(key) && !routeKey(key) {
-			return false
-		}
-	}
-	return true
-}
-
-// readRoute records the route annotations of an annotations mapping (the
-// first of a duplicated key, as kyaml reads it).
-func (w *digester) readRoute(m *yaml.Node) {
-	for k := 0; k+1 < len(m.Content); k += 2 {
-		v := "!!node" // not a string: never what split writes
-		if n := yamlio.Deref(m.Content[k+1]); n != nil && n.Kind == yaml.ScalarNode {
-			v = n.Value
-		}
-		switch keyText(m.Content[k]) {
-		case v1alpha1.ContextAnnotation:
-			if !w.route.hasContext {
-				w.route.context, w.route.hasContext = v, true
-			}
-		case v1alpha1.DataStoreAnnotation:
-			if !w.route.hasDataStore {
-				w.route.dataStore, w.route.hasDataStore = v, true
-			}
-		}
-	}
-}
-
-// scalarValue is a scalar's resolved value with its type: "!!str:x",
-// "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
-func scalarValue(n *yaml.Node) string {
-	n = yamlio.Deref(n)
-	if n == nil {
-		return "!!null:"
-	}
-	if n.Kind != yaml.ScalarNode {
-		return "!!node"
-	}
-	tag := n.ShortTag()
-	switch tag {
-	case "!!null":
-		return "!!null:"
-	case "!!bool":
-		var b bool
-		if n.Decode(&b) == nil {
-			return tag + ":" + strconv.FormatBool(b)
-		}
-	case "!!int":
-		var i int64
-		if n.Decode(&i) == nil {
-			return tag + ":" + strconv.FormatInt(i, 10)
-		}
-	case "!!float":
-		var f float64
-		if n.Decode(&f) == nil {
-			return tag + ":" + strconv.FormatFloat(f, 'g', -1, 64)
-		}
-	}
-	return tag + ":" + n.Value
+// routedDigest is the digest of an object with base digest base, in
+// context ctx with datastore ds.
+func routedDigest(base digest, ctx, ds string) digest {
+	return yamlio.WithApart(base, routeAnnotations{{Value: ctx, Set: true}, {Value: ds, Set: true}})
 }
 
 func refOf(k objKey) v1alpha1.ObjectRef {
