@@ -118,7 +118,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
-	out, err := split.OpenPrevious(f.previous)
+	out, err := input.OpenPrevious(f.previous)
 	if err != nil {
 		return err
 	}
@@ -166,8 +166,8 @@ func runPlan(s Streams, f *planFlags, src string) error {
 
 // readWithPrevious opens the previous split's output directory (what was
 // last applied), then reads the input and its config, as plan and apply do.
-func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *input.Input, *function.Config, error) {
-	out, err := split.OpenPrevious(previous)
+func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+	out, err := input.OpenPrevious(previous)
 	if err != nil {
 		return nil, nil, nil, err
 	}

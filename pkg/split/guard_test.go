@@ -80,7 +80,7 @@ func TestMassPruneGuard(t *testing.T) {
 			if len(doc.Contexts[0].Prune) != tc.remove || doc.Contexts[0].MassPrune != (tc.want != "") {
 				t.Errorf("plan: %d prunes, massPrune %v", len(doc.Contexts[0].Prune), doc.Contexts[0].MassPrune)
 			}
-			od, err := OpenOutDir(out)
+			od, err := input.OpenOutDir(out)
 			if err != nil {
 				t.Fatal(err)
 			}

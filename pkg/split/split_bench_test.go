@@ -20,7 +20,7 @@ func BenchmarkSplit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		od, err := OpenOutDir(filepath.Join(b.TempDir(), "out"))
+		od, err := input.OpenOutDir(filepath.Join(b.TempDir(), "out"))
 		if err != nil {
 			b.Fatal(err)
 		}

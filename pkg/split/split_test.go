@@ -166,7 +166,7 @@ func keys(m map[string]string) []string {
 // naming them, and nothing is written then.
 func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	t.Helper()
-	od, err := OpenOutDir(out)
+	od, err := input.OpenOutDir(out)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *input.Input, od *OutDir, opts *Options) (*Layout, error) {
+func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {
@@ -204,7 +204,7 @@ func runRoute(t testing.TB, in *input.Input, od *OutDir, opts *Options) (*Layout
 		return plan, errorResults(plan.Results)
 	}
 	if od != nil {
-		return plan, od.Write(plan)
+		return plan, Write(od, plan)
 	}
 	return plan, nil
 }
@@ -413,7 +413,7 @@ functionConfig:
 				t.Fatal(err)
 			}
 			parent := t.TempDir()
-			od, err := OpenOutDir(filepath.Join(parent, "out"))
+			od, err := input.OpenOutDir(filepath.Join(parent, "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,8 +439,8 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 		writeTree(t, out, map[string]string{"notes.txt": "mine"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "not written by shard-router split")
-		if !errors.Is(err, ErrNotSplitDir) {
-			t.Errorf("not ErrNotSplitDir: %v", err)
+		if !errors.Is(err, input.ErrNotSplitDir) {
+			t.Errorf("not input.ErrNotSplitDir: %v", err)
 		}
 		if tree := readTree(t, out); !reflect.DeepEqual(tree, map[string]string{"notes.txt": "mine"}) {
 			t.Errorf("touched: %v", keys(tree))
@@ -463,7 +463,7 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("context directory not listed at the root", func(t *testing.T) {
 		out := t.TempDir()
 		// A marked, empty output directory, and a stranger's ctx-b.
-		writeTree(t, out, map[string]string{".shard-router-split": markerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
+		writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "ctx-b", "exists and was not written by shard-router split")
 		if _, err := os.Stat(filepath.Join(out, "ctx-a")); !errors.Is(err, fs.ErrNotExist) {
@@ -473,13 +473,13 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("tampered root marker", func(t *testing.T) {
 		for _, name := range []string{"..", "../sibling", "."} {
 			out := filepath.Join(t.TempDir(), "out")
-			writeTree(t, out, map[string]string{".shard-router-split": markerFormat + "\ncontext " + name + "\n"})
+			writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\ncontext " + name + "\n"})
 			_, err := splitDir(t, pkg, out)
 			wantError(t, err, "not a context directory name")
 		}
 		out := filepath.Join(t.TempDir(), "out")
 		mustSplit(t, pkg, out)
-		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": markerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
+		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": input.MarkerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "../../outside.yaml", "not a file inside it")
 	})

@@ -39,7 +39,7 @@ const DefaultReconcileTimeout = 5 * time.Minute
 // Options tune Run.
 type Options struct {
 	// Split are split's options; Split.Out (opened with
-	// split.OpenPrevious) is required: what each context last received.
+	// input.OpenPrevious) is required: what each context last received.
 	Split split.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
@@ -172,7 +172,7 @@ func (r *run) stage() error {
 	if r.opts.DryRun {
 		r.staged, err = r.layout.StageTemp()
 	} else {
-		r.staged, err = r.opts.Split.Out.Stage(r.layout)
+		r.staged, err = split.Stage(r.opts.Split.Out, r.layout)
 	}
 	if err != nil {
 		return fmt.Errorf("staging the context packages: %w", err)

@@ -48,7 +48,7 @@ func setup(t *testing.T) (pkg, out string) {
 			t.Fatal(err)
 		}
 	}
-	od, err := split.OpenOutDir(out)
+	od, err := input.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,13 +57,13 @@ func setup(t *testing.T) (pkg, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := od.Write(layout); err != nil {
+	if err := split.Write(od, layout); err != nil {
 		t.Fatal(err)
 	}
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *split.OutDir) (*input.Input, *function.Config) {
+func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Config) {
 	t.Helper()
 	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
@@ -82,7 +82,7 @@ func load(t *testing.T, pkg string, od *split.OutDir) (*input.Input, *function.C
 
 func runApply(t *testing.T, pkg, out, kubeconfig string) (*v1alpha1.ApplyReport, error) {
 	t.Helper()
-	od, err := split.OpenPrevious(out)
+	od, err := input.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}

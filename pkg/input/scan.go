@@ -1,4 +1,4 @@
-package split
+package input
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ import (
 // returns ok false, and the caller parses the file. plan checks every file
 // it scanned against the new split or against a parse, and starts over
 // with parsing when one differs.
-func scanFile(data []byte, ctx string) (out []heldResource, ok bool) {
+func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
 	if bytes.ContainsAny(data, "\t\r") {
 		return nil, false
 	}
@@ -44,7 +44,7 @@ func scanFile(data []byte, ctx string) (out []heldResource, ok bool) {
 
 // scanDocument reads one document. skip is set for what readFile skips:
 // empty documents, local config, unnamed resources and kpt's own files.
-func scanDocument(doc []byte, ctx string) (h heldResource, skip, ok bool) {
+func scanDocument(doc []byte, ctx string) (h HeldResource, skip, ok bool) {
 	var apiVersion, kind, name, namespace string
 	annos := map[string]string{}
 	top := map[string]bool{}
@@ -151,15 +151,15 @@ func scanDocument(doc []byte, ctx string) (h heldResource, skip, ok bool) {
 	if name == "" || isKptInternal(&o) {
 		return h, true, true
 	}
-	h.key = keyOf(&o)
-	h.desc = kind + " " + name
+	h.Key = KeyOf(&o)
+	h.Desc = kind + " " + name
 	if namespace != "" {
-		h.desc = kind + " " + namespace + "/" + name
+		h.Desc = kind + " " + namespace + "/" + name
 	}
 	if ds, ok := annos[v1alpha1.DataStoreAnnotation]; ok {
 		if prev := route.ParseContexts(annos[v1alpha1.ContextAnnotation]); len(prev) > 0 {
 			if m, err := datastore.ParseAnnotation(ds, prev); err == nil {
-				h.dataStore = strings.Clone(m[ctx])
+				h.DataStore = strings.Clone(m[ctx])
 			}
 		}
 	}
