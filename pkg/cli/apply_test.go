@@ -21,7 +21,9 @@ func TestApplyFlags(t *testing.T) {
 		{"no out", []string{"apply", pkg}, "--out OUT_DIR"},
 		{"bad format", []string{"apply", pkg, "--out", t.TempDir(), "-o", "yaml"}, `unknown output format "yaml"`},
 		{"bad timeout", []string{"apply", pkg, "--out", t.TempDir(), "--reconcile-timeout", "0s"}, "--reconcile-timeout"},
-		{"absent kubeconfig", []string{"apply", pkg, "--out", filepath.Join(t.TempDir(), "out"), "--kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
+		{"absent kubeconfig", []string{"apply", pkg, "--out", t.TempDir(), "--kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
+		// As for plan --previous: a mistyped OUT_DIR is refused, not taken for a first apply.
+		{"absent out", []string{"apply", pkg, "--out", filepath.Join(t.TempDir(), "out")}, "out does not exist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

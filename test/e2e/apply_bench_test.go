@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -35,6 +36,9 @@ func BenchmarkApplyVsKpt(b *testing.B) {
 	sr, kp := benchPackage(b, dir, "sr", namespaces, configMaps), benchPackage(b, dir, "kp", namespaces, configMaps)
 	srOut, kpOut := filepath.Join(dir, "sr-out"), filepath.Join(dir, "kp-out")
 	mustRun(b, cmdSpec{}, bin, "split", kp, "-o", kpOut)
+	if err := os.MkdirAll(srOut, 0o755); err != nil { // a first apply: OUT_DIR exists, empty
+		b.Fatal(err)
+	}
 
 	srApply := func() time.Duration {
 		start := time.Now()

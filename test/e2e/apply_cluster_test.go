@@ -193,6 +193,9 @@ func (a *applyE2E) kptChangesNothing(t *testing.T) {
 func (a *applyE2E) placement(t *testing.T) {
 	a.pkg, a.out = filepath.Join(filepath.Dir(a.e.pkg), "apply-pkg"), filepath.Join(filepath.Dir(a.e.pkg), "apply-out")
 	copyTree(t, filepath.Join(repoRoot(t), "test", "e2e", "testdata", "apply"), a.pkg)
+	if err := os.MkdirAll(a.out, 0o755); err != nil { // a first apply: OUT_DIR exists, empty
+		t.Fatal(err)
+	}
 	// TestCluster's kpt runs installed kpt's ResourceGroup CRD; remove it
 	// from B (its inventories are no longer used), so that apply must
 	// install it as kpt does.
