@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
 )
 
 // The differential suite: every fast path of this package against its

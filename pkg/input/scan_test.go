@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/gen"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )

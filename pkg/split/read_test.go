@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
-	"github.com/shard-router/shard-router/pkg/gen"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 

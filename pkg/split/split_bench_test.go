@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
