@@ -191,7 +191,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 		}
 		prev.ByContext = map[string][]datastore.Entry{contexts[0]: prev.Bare}
 	}
-	allow := t.Spec.Spec.AllowDataStoreChanges
+	allow := t.Policy.AllowDataStoreChanges
 	reports := []v1alpha1.OverrideChange{}
 	refused := 0
 	for _, c := range contexts {

@@ -100,7 +100,6 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
-	spec := &c.Compiled.Spec.Spec
 	changes := &storeChanges{}
 	for i, d := range routing.Decisions {
 		if !d.Routed() {
@@ -114,7 +113,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Contexts[i] = strings.Join(names, ",")
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
-		c.checkDataStoreChange(out, changes, i, it, names, stores, spec.AllowDataStoreChanges)
+		c.checkDataStoreChange(out, changes, i, it, names, stores, c.Compiled.Policy.AllowDataStoreChanges)
 	}
 	out.Results = append(out.Results, changes.results(items)...)
 	// One info result per context and per datastore (objects and bytes),

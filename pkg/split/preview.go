@@ -70,9 +70,9 @@ func Preview(in *input.Input, cfg *function.Config, opts Options, popts PreviewO
 	if !sp.guarded && opts.Out != nil {
 		// Route stopped at an earlier error; run the guard on the plan's
 		// own placement, so that its verdict is shown too.
-		sp.checkMassPrune(&cfg.Compiled.Spec.Spec, opts.AllowMassPrune, opts.Out, counts)
+		sp.checkMassPrune(cfg.Compiled.Policy, opts.AllowMassPrune, opts.Out, counts)
 	}
-	maxPercent, minObjects := cfg.Compiled.Spec.Spec.PruneGuard.Limits()
+	maxPercent, minObjects := cfg.Compiled.Policy.PruneMaxPercent, cfg.Compiled.Policy.PruneMinObjects
 	for k := range doc.Contexts {
 		c := &doc.Contexts[k]
 		if c.State != v1alpha1.ContextDropped {
@@ -320,7 +320,6 @@ func (pv *preview) compare() []pruneCount {
 // change, and whether the rules refuse them.
 func (pv *preview) movesAndDataStores() {
 	names := pv.cfg.Compiled.Names
-	spec := &pv.cfg.Compiled.Spec.Spec
 	// applied are the contexts whose previous package holds each object:
 	// where it is now, whatever its annotation says.
 	applied := map[input.ObjKey][]string{}
@@ -372,7 +371,7 @@ func (pv *preview) movesAndDataStores() {
 				continue
 			}
 			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: to[k], From: was, To: now,
-				Refused: datastore.Judge(ephemeral, spec.AllowDataStoreChanges) == datastore.Refused})
+				Refused: datastore.Judge(ephemeral, pv.cfg.Compiled.Policy.AllowDataStoreChanges) == datastore.Refused})
 		}
 	}
 	sort.SliceStable(pv.doc.Moves, func(a, b int) bool { return pv.doc.Moves[a].Ref.Less(pv.doc.Moves[b].Ref) })

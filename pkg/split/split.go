@@ -118,7 +118,6 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // results, and then Packages is empty.
 func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout := &Layout{in: in, cfg: cfg.Compiled}
-	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
 		name = in.PackageName()
@@ -136,7 +135,7 @@ func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error)
 	layout.Results = append(layout.Results, out.Results...)
 	layout.checkDropped(cfg.Compiled, opts.Out)
 	layout.checkOverrides(cfg.Compiled, opts.Out)
-	invs := layout.inventories(name, spec)
+	invs := layout.inventories(name, cfg.Compiled)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
 	}
@@ -159,7 +158,7 @@ func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error)
 		}
 	}
 	if opts.Out != nil {
-		layout.checkMassPrune(spec, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[input.ObjKey]bool {
+		layout.checkMassPrune(cfg.Compiled.Policy, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[input.ObjKey]bool {
 			keys := make(map[input.ObjKey]bool, len(perCtx[ctx]))
 			for _, i := range perCtx[ctx] {
 				keys[input.KeyOf(&items[i].Object)] = true
@@ -279,7 +278,7 @@ func (p *Layout) checkDropped(cfg *config.Config, out *input.OutDir) {
 		dir := path.Join(out.Given, pc.Name)
 		msg := fmt.Sprintf("context %q is no longer in the config, but the previous split wrote %d resource(s) for it to %s (such as %s): dropping the context moves them out of that cluster's package",
 			pc.Name, len(pc.Held), dir, pc.First)
-		if cfg.Spec.Spec.AllowMoves {
+		if cfg.Policy.AllowMoves {
 			p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, File: &framework.File{Path: dir},
 				Message: msg + fmt.Sprintf(" (allowMoves): %s is deleted, so `kpt live apply` no longer manages them there", dir)})
 			continue
@@ -291,17 +290,18 @@ func (p *Layout) checkDropped(cfg *config.Config, out *input.OutDir) {
 
 // inventories derives each context's inventory and refuses two contexts
 // that would share an inventory id.
-func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v1alpha1.Inventory {
-	invs := make([]v1alpha1.Inventory, len(spec.Contexts))
+func (p *Layout) inventories(pkgName string, cfg *config.Config) []v1alpha1.Inventory {
+	contexts := cfg.Contexts()
+	invs := make([]v1alpha1.Inventory, len(contexts))
 	byID := map[string]int{}
-	for i, c := range spec.Contexts {
+	for i, c := range contexts {
 		invs[i] = InventoryFor(pkgName, c)
 		if strings.HasPrefix(c.Name, input.MarkerFile) {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, input.MarkerFile)
 		}
 		if j, dup := byID[invs[i].ID]; dup {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].inventory", i), "contexts %q and %q would share the inventory id %q (name %q, namespace %q): kpt live apply to one would prune the other's resources; give them distinct inventory names or ids",
-				spec.Contexts[j].Name, c.Name, invs[i].ID, invs[i].Name, invs[i].Namespace)
+				contexts[j].Name, c.Name, invs[i].ID, invs[i].Name, invs[i].Namespace)
 			continue
 		}
 		byID[invs[i].ID] = i
@@ -318,7 +318,7 @@ func (p *Layout) checkOverrides(cfg *config.Config, out *input.OutDir) {
 	if out == nil {
 		return
 	}
-	allow := cfg.Spec.Spec.AllowDataStoreChanges
+	allow := cfg.Policy.AllowDataStoreChanges
 	for ctx, name := range cfg.Names {
 		pc := out.Context(name)
 		if pc == nil || !pc.HasOverrides {
