@@ -245,7 +245,6 @@ func (pv *preview) compare() []pruneCount {
 		}
 	}
 	pv.updates = map[string][]update{}
-	var counts []pruneCount
 	for c, name := range names {
 		cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextAdded}
 		pc := pv.out.Context(name)
@@ -272,18 +271,10 @@ func (pv *preview) compare() []pruneCount {
 			}
 		}
 		cp.Previous = len(held)
-		pruned := 0
 		for k := range held {
-			if _, ok := perCtx[c][k]; ok {
-				continue
-			}
-			pruned++
-			if !pv.unknown[k] {
+			if _, ok := perCtx[c][k]; !ok && !pv.unknown[k] {
 				cp.Prune = append(cp.Prune, refOf(k))
 			}
-		}
-		if len(held) > 0 {
-			counts = append(counts, pruneCount{name, len(held), pruned})
 		}
 		pv.doc.Contexts = append(pv.doc.Contexts, cp)
 	}
@@ -313,7 +304,15 @@ func (pv *preview) compare() []pruneCount {
 			sortRefs(*l)
 		}
 	}
-	return counts
+	// The guard's counts, as split's: objects never routed (unknown) count
+	// as pruned there too.
+	return pruneCounts(names, pv.out, func(c int) map[input.ObjKey]bool {
+		keys := make(map[input.ObjKey]bool, len(perCtx[c]))
+		for k := range perCtx[c] {
+			keys[k] = true
+		}
+		return keys
+	})
 }
 
 // movesAndDataStores lists the objects whose contexts or datastores
@@ -359,19 +358,13 @@ func (pv *preview) movesAndDataStores() {
 		if !it.HasDataStore || !pv.sp.out.Routing.Decisions[i].Routed() {
 			continue
 		}
-		old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
+		chs, err := datastore.Changes(pv.cfg.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, pv.contexts[i])
 		if err != nil {
 			continue // Decide reported it
 		}
-		ephemeral := datastore.Ephemeral(pv.cfg.Compiled, it.APIVersion, it.Kind)
-		for k, c := range pv.contexts[i] {
-			was, ok := old[to[k]]
-			now := datastore.Assign(pv.cfg.Compiled, c, it.APIVersion, it.Kind)
-			if !ok || was == now {
-				continue
-			}
-			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: to[k], From: was, To: now,
-				Refused: datastore.Judge(ephemeral, pv.cfg.Compiled.Policy.AllowDataStoreChanges) == datastore.Refused})
+		for _, ch := range chs {
+			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: ch.Context, From: ch.From, To: ch.To,
+				Refused: ch.Verdict == datastore.Refused})
 		}
 	}
 	sort.SliceStable(pv.doc.Moves, func(a, b int) bool { return pv.doc.Moves[a].Ref.Less(pv.doc.Moves[b].Ref) })
