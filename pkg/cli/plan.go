@@ -50,7 +50,8 @@ would then do in that cluster:
   update     objects of both that differ in anything that reaches the
              cluster (compared as data: formatting, comments, key order and
              the config.kubernetes.io/* and internal.config.kubernetes.io/*
-             annotations are not changes; shard-router's annotations are)
+             annotations are not changes; shard-router's annotations and
+             kpt's depends-on and apply-time-mutation are)
   prune      objects of the previous package that the new one lacks: kpt
              deletes them from that cluster
   unchanged  a count

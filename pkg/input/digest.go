@@ -1,6 +1,7 @@
 package input
 
 import (
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -41,10 +42,19 @@ func RoutedDigest(base Digest, ctx, ds string) Digest {
 // kpt's and kyaml's.
 var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
 
-// NotApplied reports an annotation that never reaches a cluster.
+// applied are kpt's annotations that do change what kpt live apply does
+// (cli-utils' dependson.Annotation and mutation.Annotation): a change of
+// one is a change of the object.
+var applied = []string{"config.kubernetes.io/depends-on", "config.kubernetes.io/apply-time-mutation"}
+
+// NotApplied reports an annotation that never reaches a cluster, nor
+// changes what kpt live apply does.
 func NotApplied(k string) bool {
 	if k == kioutil.LegacyIdAnnotation {
 		return true
+	}
+	if slices.Contains(applied, k) {
+		return false
 	}
 	for _, p := range notApplied {
 		if strings.HasPrefix(k, p) {

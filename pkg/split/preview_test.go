@@ -114,7 +114,7 @@ metadata:
   namespace: "a"
   name: web
   annotations:
-    config.kubernetes.io/depends-on: /namespaces/default/ConfigMap/x
+    config.kubernetes.io/local-config: "false"
     internal.config.kubernetes.io/note: "x"
 apiVersion: apps/v1
 spec: {template: {spec: {containers: [{image: nginx, name: web}]}}}
@@ -298,6 +298,9 @@ func TestDigestIsData(t *testing.T) {
 		strings.Replace(base, "shardrouter.dev/context: x", "shardrouter.dev/context: y", 1),                  // shard-router's annotation
 		strings.Replace(base, "list: [a, b]", "list: [b, a]", 1),                                              // sequence order
 		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    team: a\n", 1), // a user annotation
+		// kpt's annotations that change what kpt live apply does.
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    config.kubernetes.io/depends-on: /namespaces/a/ConfigMap/b\n", 1),
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    config.kubernetes.io/apply-time-mutation: '[]'\n", 1),
 	}
 	want := input.DigestOf(mustParse(t, base))
 	for _, s := range same {
