@@ -1,0 +1,228 @@
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout  = 2 * time.Minute
+	DefaultParallel = 16
+	// DefaultFieldManager is cli-utils' (and so kpt live apply's) field
+	// manager: the dry-run applies as an apply would.
+	DefaultFieldManager = "kubectl"
+	// readsPerContext bounds the requests in flight to one cluster.
+	readsPerContext = 8
+)
+
+// Options are how status reads the fleet.
+type Options struct {
+	// Contexts are the contexts to report, in this order.
+	Contexts []string
+	// Timeout bounds each context; one that runs out is reported with an
+	// error, the others are not affected.
+	Timeout time.Duration
+	// Parallel is how many contexts are read at once.
+	Parallel int
+	// FieldManager is the field manager of the dry-run apply.
+	FieldManager string
+}
+
+func (o *Options) setDefaults() {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = DefaultParallel
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = DefaultFieldManager
+	}
+}
+
+// Run reads every context of opts.Contexts, at most opts.Parallel at once,
+// and returns the fleet's status. It never fails as a whole: a context
+// that cannot be read is reported as such, with its error.
+func Run(ctx context.Context, fleet Fleet, opts Options) *v1alpha1.FleetStatus {
+	opts.setDefaults()
+	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
+		Contexts: make([]v1alpha1.ContextStatus, len(opts.Contexts))}
+	var g errgroup.Group
+	g.SetLimit(opts.Parallel)
+	for i, name := range opts.Contexts {
+		g.Go(func() error {
+			ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+			defer cancel()
+			doc.Contexts[i] = checkContext(ctx, fleet, name, opts)
+			return nil
+		})
+	}
+	_ = g.Wait() // the goroutines report their errors in the document
+	return doc
+}
+
+// checkContext reads one context: its package, its live inventory, every
+// object of either, their health and their drift.
+func checkContext(ctx context.Context, fleet Fleet, name string, opts Options) v1alpha1.ContextStatus {
+	st := v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
+		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
+	pkg, err := fleet.Package(name)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace, pkg.Inventory.Name
+	cl, err := fleet.Connect(ctx, name)
+	if err != nil {
+		st.Error = contextError(ctx, err, opts.Timeout)
+		return st
+	}
+	inv, found, err := readInventory(ctx, cl, pkg.Inventory)
+	if err != nil {
+		st.Reachable = !unreachable(err)
+		st.Error = contextError(ctx, fmt.Errorf("reading inventory %s/%s: %w", pkg.Inventory.Namespace, pkg.Inventory.Name, err), opts.Timeout)
+		return st
+	}
+	st.Reachable = true
+	st.Inventory.State = v1alpha1.InventoryMissing
+	if found {
+		st.Inventory.State = v1alpha1.InventoryFound
+	}
+	objs, err := checkObjects(ctx, cl, pkg, inv, opts.FieldManager)
+	if err != nil {
+		st.Error = contextError(ctx, err, opts.Timeout)
+		return st
+	}
+	st.Objects = objs
+	return st
+}
+
+// contextError words an error of one context, saying so when it is the
+// context's timeout.
+func contextError(ctx context.Context, err error, timeout time.Duration) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Sprintf("timed out after %s (--timeout): %v", timeout, err)
+	}
+	return err.Error()
+}
+
+// unreachable reports whether err came before any answer of the server:
+// no API status, only a transport error or a timeout.
+func unreachable(err error) bool {
+	var status apierrors.APIStatus
+	return !errors.As(err, &status) && !meta.IsNoMatchError(err)
+}
+
+// checkObjects reads the package's objects and the inventory's in batches,
+// then computes each one's health, inventory state and drift.
+func checkObjects(ctx context.Context, cl *Cluster, pkg *Package, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
+	want := map[v1alpha1.ObjectRef]*unstructured.Unstructured{}
+	var refs []v1alpha1.ObjectRef
+	for _, u := range pkg.Objects {
+		r := refOf(u)
+		want[r] = u
+		refs = append(refs, r)
+	}
+	inInventory := map[v1alpha1.ObjectRef]bool{}
+	for _, r := range inv {
+		inInventory[r] = true
+		if want[r] == nil {
+			refs = append(refs, r)
+		}
+	}
+	batches, _, err := groupReads(cl.Mapper, refs)
+	if err != nil {
+		return nil, err
+	}
+	live, err := readLive(ctx, cl.Dynamic, batches, readsPerContext)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]v1alpha1.ObjectStatus, 0, len(refs))
+	var checks []driftCheck
+	resources := resourceOf(cl.Dynamic, batches)
+	for _, r := range refs {
+		o := v1alpha1.ObjectStatus{ObjectRef: r, Inventory: v1alpha1.ObjectApplied}
+		switch {
+		case want[r] == nil:
+			o.Inventory = v1alpha1.ObjectExtra
+		case !inInventory[r]:
+			o.Inventory = v1alpha1.ObjectNotApplied
+		}
+		o.Status, o.Message = health(live[r])
+		if want[r] != nil && live[r] != nil {
+			checks = append(checks, driftCheck{ref: r, resource: resources[r], want: want[r], live: live[r]})
+		}
+		out = append(out, o)
+	}
+	drifts, errs := runDriftChecks(ctx, checks, fieldManager)
+	for i := range out {
+		out[i].Drift, out[i].Error = drifts[out[i].ObjectRef], errs[out[i].ObjectRef]
+	}
+	slices.SortFunc(out, func(a, b v1alpha1.ObjectStatus) int {
+		switch {
+		case a.ObjectRef.Less(b.ObjectRef):
+			return -1
+		case b.ObjectRef.Less(a.ObjectRef):
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// runDriftChecks runs the checks, a few at once. An object whose check
+// fails gets its error instead of a drift.
+func runDriftChecks(ctx context.Context, checks []driftCheck, fieldManager string) (map[v1alpha1.ObjectRef]v1alpha1.Drift, map[v1alpha1.ObjectRef]string) {
+	drifts := make([]v1alpha1.Drift, len(checks))
+	errs := make([]error, len(checks))
+	var g errgroup.Group
+	g.SetLimit(readsPerContext)
+	for i, c := range checks {
+		g.Go(func() error {
+			drifts[i], errs[i] = c.drift(ctx, fieldManager)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	byRef, errByRef := map[v1alpha1.ObjectRef]v1alpha1.Drift{}, map[v1alpha1.ObjectRef]string{}
+	for i, c := range checks {
+		if errs[i] != nil {
+			errByRef[c.ref] = errs[i].Error()
+		} else if len(drifts[i]) > 0 {
+			byRef[c.ref] = drifts[i]
+		}
+	}
+	return byRef, errByRef
+}
+
+// resourceOf gives each batched ref the client of its resource and
+// namespace.
+func resourceOf(client dynamic.Interface, batches []*batch) map[v1alpha1.ObjectRef]dynamic.ResourceInterface {
+	out := map[v1alpha1.ObjectRef]dynamic.ResourceInterface{}
+	for _, b := range batches {
+		ri := b.client(client)
+		for _, r := range b.refs {
+			out[r] = ri
+		}
+	}
+	return out
+}
+
+func refOf(u *unstructured.Unstructured) v1alpha1.ObjectRef {
+	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
+	return v1alpha1.ObjectRef{Group: gv.Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
