@@ -95,6 +95,10 @@ func TestCluster(t *testing.T) {
 		{"PlanPredictsApply", e.planPredictsApply},
 		{"PlanNamespaceRemoved", e.planNamespaceRemoved},
 		{"PlanMassPruneRefused", e.planMassPruneRefused},
+		{"StatusInSync", e.statusInSync},
+		{"StatusDrift", e.statusDrift},
+		{"StatusInventory", e.statusInventory},
+		{"StatusUnreachable", e.statusUnreachable},
 		{"DataStoreChange", e.dataStoreChange},
 	}
 	for _, s := range steps {

@@ -18,15 +18,15 @@ var resourceGroupKind = schema.GroupKind{Group: "kpt.dev", Kind: "ResourceGroup"
 
 // readInventory reads the objects the live ResourceGroup lists. found is
 // false when the cluster has no such ResourceGroup, or not even its CRD.
-func readInventory(ctx context.Context, cl *Cluster, inv Inventory) (refs []v1alpha1.ObjectRef, found bool, err error) {
-	m, err := cl.Mapper.RESTMapping(resourceGroupKind)
+func (cl *conn) readInventory(ctx context.Context, inv inventoryRef) (refs []v1alpha1.ObjectRef, found bool, err error) {
+	m, err := cl.mapper.RESTMapping(resourceGroupKind)
 	if meta.IsNoMatchError(err) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	u, err := cl.Dynamic.Resource(m.Resource).Namespace(inv.Namespace).Get(ctx, inv.Name, metav1.GetOptions{})
+	u, err := cl.dynamic.Resource(m.Resource).Namespace(inv.Namespace).Get(ctx, inv.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, false, nil
 	}

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
@@ -24,13 +22,21 @@ const (
 	// DefaultFieldManager is cli-utils' (and so kpt live apply's) field
 	// manager: the dry-run applies as an apply would.
 	DefaultFieldManager = "kubectl"
+	// owningInventoryAnnotation is cli-utils' record of the inventory that
+	// applied an object.
+	owningInventoryAnnotation = "config.k8s.io/owning-inventory"
 	// readsPerContext bounds the requests in flight to one cluster.
 	readsPerContext = 8
 )
 
-// Options are how status reads the fleet.
+// Options are what status reads and how.
 type Options struct {
-	// Contexts are the contexts to report, in this order.
+	// OutDir is the split output: one package per context.
+	OutDir string
+	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
+	Kubeconfig string
+	// Contexts are the contexts to report, in this order; default: every
+	// context of OutDir.
 	Contexts []string
 	// Timeout bounds each context; one that runs out is reported with an
 	// error, the others are not affected.
@@ -53,55 +59,83 @@ func (o *Options) setDefaults() {
 	}
 }
 
-// Run reads every context of opts.Contexts, at most opts.Parallel at once,
-// and returns the fleet's status. It never fails as a whole: a context
-// that cannot be read is reported as such, with its error.
-func Run(ctx context.Context, fleet Fleet, opts Options) *v1alpha1.FleetStatus {
+// Run reads every context, at most opts.Parallel at once, and returns the
+// fleet's status. Only what concerns every context (OUT_DIR, the
+// kubeconfig) fails it as a whole: a context that cannot be read is
+// reported as such, with its error, and never hides the others.
+func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 	opts.setDefaults()
+	fl, err := openFleet(opts.OutDir, opts.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	names := opts.Contexts
+	if len(names) == 0 {
+		names = fl.contexts()
+	}
+	if err := fl.require(names); err != nil {
+		return nil, err
+	}
 	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
-		Contexts: make([]v1alpha1.ContextStatus, len(opts.Contexts))}
+		Contexts: make([]v1alpha1.ContextStatus, len(names))}
 	var g errgroup.Group
 	g.SetLimit(opts.Parallel)
-	for i, name := range opts.Contexts {
+	for i, name := range names {
 		g.Go(func() error {
-			ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-			defer cancel()
-			doc.Contexts[i] = checkContext(ctx, fleet, name, opts)
+			doc.Contexts[i] = checkWithin(ctx, fl, name, opts)
 			return nil
 		})
 	}
-	_ = g.Wait() // the goroutines report their errors in the document
-	return doc
+	_ = g.Wait() // the contexts' errors are in the document
+	return doc, nil
 }
 
-// checkContext reads one context: its package, its live inventory, every
-// object of either, their health and their drift.
-func checkContext(ctx context.Context, fleet Fleet, name string, opts Options) v1alpha1.ContextStatus {
+// checkWithin checks one context within opts.Timeout. Some of the
+// libraries' calls take no context.Context; when the time is up the check
+// is left behind and the context reported as timed out.
+func checkWithin(ctx context.Context, fl *fleet, name string, opts Options) v1alpha1.ContextStatus {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	done := make(chan v1alpha1.ContextStatus, 1)
+	go func() { done <- checkContext(ctx, fl, name, opts) }()
+	select {
+	case st := <-done:
+		return st
+	case <-ctx.Done():
+		return v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
+			Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown},
+			Error:     fmt.Sprintf("timed out after %s (--timeout)", opts.Timeout)}
+	}
+}
+
+// checkContext reads one context: it probes the cluster, then reads the
+// package, the live inventory, every object of either, their health and
+// their drift.
+func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1alpha1.ContextStatus {
 	st := v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
 		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
-	pkg, err := fleet.Package(name)
-	if err != nil {
-		st.Error = err.Error()
-		return st
-	}
-	st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace, pkg.Inventory.Name
-	cl, err := fleet.Connect(ctx, name)
+	c, err := fl.connect(ctx, name)
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
-	inv, found, err := readInventory(ctx, cl, pkg.Inventory)
+	st.Reachable = true
+	pkg, err := c.readPackage()
 	if err != nil {
-		st.Reachable = !unreachable(err)
-		st.Error = contextError(ctx, fmt.Errorf("reading inventory %s/%s: %w", pkg.Inventory.Namespace, pkg.Inventory.Name, err), opts.Timeout)
+		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
-	st.Reachable = true
+	st.Inventory.Namespace, st.Inventory.Name = pkg.inventory.Namespace, pkg.inventory.Name
+	inv, found, err := c.readInventory(ctx, pkg.inventory)
+	if err != nil {
+		st.Error = contextError(ctx, err, opts.Timeout)
+		return st
+	}
 	st.Inventory.State = v1alpha1.InventoryMissing
 	if found {
 		st.Inventory.State = v1alpha1.InventoryFound
 	}
-	objs, err := checkObjects(ctx, cl, pkg, inv, opts.FieldManager)
+	objs, err := checkObjects(ctx, c, pkg, inv, opts.FieldManager)
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
@@ -119,21 +153,14 @@ func contextError(ctx context.Context, err error, timeout time.Duration) string 
 	return err.Error()
 }
 
-// unreachable reports whether err came before any answer of the server:
-// no API status, only a transport error or a timeout.
-func unreachable(err error) bool {
-	var status apierrors.APIStatus
-	return !errors.As(err, &status) && !meta.IsNoMatchError(err)
-}
-
 // checkObjects reads the package's objects and the inventory's in batches,
 // then computes each one's health, inventory state and drift.
-func checkObjects(ctx context.Context, cl *Cluster, pkg *Package, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
+func checkObjects(ctx context.Context, cl *conn, pkg *contextPackage, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
 	want := map[v1alpha1.ObjectRef]*unstructured.Unstructured{}
 	var refs []v1alpha1.ObjectRef
-	for _, u := range pkg.Objects {
+	for _, u := range pkg.objects {
 		r := refOf(u)
-		want[r] = u
+		want[r] = ownedBy(u, pkg.inventory.ID)
 		refs = append(refs, r)
 	}
 	inInventory := map[v1alpha1.ObjectRef]bool{}
@@ -143,17 +170,17 @@ func checkObjects(ctx context.Context, cl *Cluster, pkg *Package, inv []v1alpha1
 			refs = append(refs, r)
 		}
 	}
-	batches, _, err := groupReads(cl.Mapper, refs)
+	batches, _, err := groupReads(cl.mapper, refs)
 	if err != nil {
 		return nil, err
 	}
-	live, err := readLive(ctx, cl.Dynamic, batches, readsPerContext)
+	live, err := readLive(ctx, cl.dynamic, batches, readsPerContext)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]v1alpha1.ObjectStatus, 0, len(refs))
 	var checks []driftCheck
-	resources := resourceOf(cl.Dynamic, batches)
+	resources := resourceOf(cl.dynamic, batches)
 	for _, r := range refs {
 		o := v1alpha1.ObjectStatus{ObjectRef: r, Inventory: v1alpha1.ObjectApplied}
 		switch {
@@ -225,4 +252,17 @@ func resourceOf(client dynamic.Interface, batches []*batch) map[v1alpha1.ObjectR
 func refOf(u *unstructured.Unstructured) v1alpha1.ObjectRef {
 	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
 	return v1alpha1.ObjectRef{Group: gv.Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// ownedBy returns a copy of u with the owning-inventory annotation
+// cli-utils adds to every object it applies.
+func ownedBy(u *unstructured.Unstructured, inventoryID string) *unstructured.Unstructured {
+	u = u.DeepCopy()
+	ann := u.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[owningInventoryAnnotation] = inventoryID
+	u.SetAnnotations(ann)
+	return u
 }

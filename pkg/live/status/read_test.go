@@ -1,0 +1,87 @@
+package status
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// testMapper serves ConfigMaps, Deployments and Namespaces, as discovery
+// would tell a RESTMapper.
+func testMapper() meta.RESTMapper {
+	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}, {Group: "apps", Version: "v1"}})
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Group: "apps", Version: "v1", Kind: "Deployment"}, meta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	return m
+}
+
+func TestGroupReads(t *testing.T) {
+	cm := func(ns, name string) v1alpha1.ObjectRef {
+		return v1alpha1.ObjectRef{Kind: "ConfigMap", Namespace: ns, Name: name}
+	}
+	refs := []v1alpha1.ObjectRef{
+		cm("a", "one"), cm("b", "two"), cm("a", "three"),
+		{Group: "apps", Kind: "Deployment", Namespace: "a", Name: "web"},
+		{Kind: "Namespace", Name: "a"}, {Kind: "Namespace", Name: "b"},
+		{Group: "example.com", Kind: "Widget", Namespace: "a", Name: "w"},
+	}
+	batches, unserved, err := groupReads(testMapper(), refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range batches {
+		var names []string
+		for _, r := range b.refs {
+			names = append(names, r.Name)
+		}
+		got = append(got, b.resource.Resource+"@"+b.namespace+": "+strings.Join(names, ","))
+	}
+	want := []string{"configmaps@a: one,three", "configmaps@b: two", "deployments@a: web", "namespaces@: a,b"}
+	if !slices.Equal(got, want) {
+		t.Errorf("batches:\n  %q\nwant\n  %q", got, want)
+	}
+	if len(unserved) != 1 || unserved[0].Kind != "Widget" {
+		t.Errorf("unserved = %v, want the Widget", unserved)
+	}
+}
+
+func TestInventoryRefs(t *testing.T) {
+	rg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"resources": []any{
+		map[string]any{"group": "apps", "kind": "Deployment", "namespace": "a", "name": "web"},
+		map[string]any{"group": "", "kind": "Namespace", "name": "a"},
+	}}}}
+	refs, err := inventoryRefs(rg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []v1alpha1.ObjectRef{{Group: "apps", Kind: "Deployment", Namespace: "a", Name: "web"}, {Kind: "Namespace", Name: "a"}}
+	if !slices.Equal(refs, want) {
+		t.Errorf("refs = %v, want %v", refs, want)
+	}
+	if refs, err := inventoryRefs(&unstructured.Unstructured{Object: map[string]any{}}); err != nil || len(refs) != 0 {
+		t.Errorf("an inventory without spec.resources: %v, %v; want none", refs, err)
+	}
+	bad := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"resources": []any{"x"}}}}
+	if _, err := inventoryRefs(bad); err == nil || !strings.Contains(err.Error(), "spec.resources[0]") {
+		t.Errorf("a malformed entry: %v", err)
+	}
+}
+
+func TestOwnedBy(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x"}}}
+	got := ownedBy(u, "id-1")
+	if got.GetAnnotations()[owningInventoryAnnotation] != "id-1" {
+		t.Errorf("annotations %v", got.GetAnnotations())
+	}
+	if len(u.GetAnnotations()) != 0 {
+		t.Error("ownedBy changed the package's object")
+	}
+}
