@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The CI recipe for a sharded kpt package: render, plan, split, apply.
+# The CI recipe for a sharded kpt package: render, plan, apply.
 #
 #   examples/ci/pipeline.sh PKG OUT
 #
@@ -10,20 +10,22 @@
 #    pull-request comment). Exit 1 (refused) stops here; exit 0 (no changes)
 #    stops here too unless APPLY_UNCHANGED=1. PLAN_ONLY=1 stops after it
 #    (pull requests).
-# 3. shard-router split PKG -o OUT: one package per context. A refusal stops
-#    here: nothing has been applied anywhere.
-# 4. kpt live apply OUT/<ctx> --context <ctx> for every context, $PARALLEL at
-#    a time, each logged to $LOG_DIR/<ctx>.log, then one status line per
-#    context. Exits 1 if any context failed.
+# 3. shard-router apply PKG --out OUT: split and apply every context with
+#    kpt's live library, $PARALLEL at a time; a move hands off (the new
+#    cluster first, the old one prunes once the new copies are Current);
+#    OUT/<ctx> is replaced only once that context applied and reconciled,
+#    so a rerun retries exactly what failed. Progress on stderr, the report
+#    on stdout. A refusal stops before anything is applied; exits 1 if any
+#    context failed.
 #
 # Environment:
 #   SHARD_ROUTER  shard-router binary (default: shard-router on PATH)
-#   KPT           kpt binary (default: kpt on PATH)
+#   KPT           kpt binary, for the render (default: kpt on PATH)
 #   PLAN_MD       where the markdown plan goes (default: OUT.plan.md)
-#   LOG_DIR       per-context apply logs (default: OUT.logs)
 #   PARALLEL      contexts applied at once (default 4)
-#   APPLY_FLAGS   more flags for kpt live apply, e.g. "--reconcile-timeout 5m"
-#                 or "--output json" (KUBECONFIG chooses the kubeconfig)
+#   APPLY_FLAGS   more flags for shard-router apply, e.g.
+#                 "--reconcile-timeout 10m" or "-o json" (KUBECONFIG, or
+#                 --kubeconfig, chooses the kubeconfig)
 #   RENDER=0, PLAN_ONLY=1, APPLY_UNCHANGED=1: see above
 set -euo pipefail
 
@@ -35,7 +37,6 @@ PKG=$1 OUT=$2
 SR=${SHARD_ROUTER:-shard-router}
 KPT=${KPT:-kpt}
 PLAN_MD=${PLAN_MD:-$OUT.plan.md}
-LOG_DIR=${LOG_DIR:-$OUT.logs}
 PARALLEL=${PARALLEL:-4}
 read -r -a apply_flags <<<"${APPLY_FLAGS:-}"
 
@@ -69,44 +70,9 @@ if [[ ${PLAN_ONLY:-} == 1 ]]; then
 	exit 0
 fi
 
-say "split -> $OUT"
-if ! "$SR" split "$PKG" -o "$OUT"; then
-	say "split refused: nothing applied"
+say "apply -> $OUT"
+if ! "$SR" apply "$PKG" --out "$OUT" --parallel "$PARALLEL" "${apply_flags[@]}"; then
+	say "apply failed: see the report; a rerun retries what failed"
 	exit 1
 fi
-
-# Every context directory split wrote (its marker lists them, one
-# "context NAME" line each).
-mapfile -t contexts < <(sed -n 's/^context //p' "$OUT/.shard-router-split")
-mkdir -p "$LOG_DIR"
-
-apply_one() {
-	local ctx=$1 start=$SECONDS rc=0
-	"$KPT" live apply "$OUT/$ctx" --context "$ctx" "${apply_flags[@]}" >"$LOG_DIR/$ctx.log" 2>&1 || rc=$?
-	echo "$rc $((SECONDS - start))" >"$LOG_DIR/$ctx.status"
-}
-
-rm -f "$LOG_DIR"/*.status
-for ctx in "${contexts[@]}"; do
-	while (($(jobs -rp | wc -l) >= PARALLEL)); do
-		wait -n || true
-	done
-	apply_one "$ctx" &
-done
-wait
-
-failed=0
-for ctx in "${contexts[@]}"; do
-	read -r rc secs <"$LOG_DIR/$ctx.status"
-	if [[ $rc == 0 ]]; then
-		echo "$ctx: applied (${secs}s)"
-	else
-		echo "$ctx: FAILED (exit $rc after ${secs}s, log $LOG_DIR/$ctx.log): $(tail -n1 "$LOG_DIR/$ctx.log")"
-		failed=$((failed + 1))
-	fi
-done
-if ((failed > 0)); then
-	say "$failed of ${#contexts[@]} context(s) failed"
-	exit 1
-fi
-say "applied ${#contexts[@]} context(s)"
+say "applied every context"

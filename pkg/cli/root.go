@@ -84,7 +84,7 @@ make it exit non-zero with the items unchanged.`,
 	root.AddCommand(newVersionCommand(s))
 	root.AddCommand(newSplitCommand(s), newOverridesCommand(s))
 	root.AddCommand(newReportCommand(s), newPlanCommand(s))
-	root.AddCommand(newStatusCommand(s))
+	root.AddCommand(liveCommands(s)...)
 	return root
 }
 

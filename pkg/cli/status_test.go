@@ -1,3 +1,5 @@
+//go:build !nolive
+
 package cli
 
 import (

@@ -88,3 +88,11 @@ func pruneCounts(names []string, out *OutDir, keys func(ctx int) map[objKey]bool
 	}
 	return counts
 }
+
+// MassPrune reports whether losing pruned of previous objects trips the
+// guard with spec's limits; apply judges each cluster's live inventory
+// with it.
+func MassPrune(spec *v1alpha1.ShardConfigSpec, previous, pruned int) bool {
+	maxPercent, minObjects := spec.PruneGuard.Limits()
+	return massPrune(pruneCount{previous: previous, pruned: pruned}, maxPercent, minObjects)
+}

@@ -87,10 +87,8 @@ func (d *OutDir) Write(plan *Layout) error {
 		}
 		d.marked = true
 	}
-	for _, stale := range d.stale {
-		if err := os.RemoveAll(stale); err != nil {
-			return err
-		}
+	if err := d.recoverStale(); err != nil {
+		return err
 	}
 	tmp, err := os.MkdirTemp(d.Path, tmpPrefix)
 	if err != nil {
@@ -127,7 +125,7 @@ func (d *OutDir) Write(plan *Layout) error {
 		return err
 	}
 	for _, pkg := range plan.Packages {
-		if err := swap(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
+		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
 			return fmt.Errorf("replacing %s: %w", filepath.Join(d.given, pkg.Context), err)
 		}
 	}
@@ -247,3 +245,6 @@ func writeMarker(dir string, contexts, files []string) error {
 	}
 	return os.Rename(tmp, filepath.Join(dir, MarkerFile))
 }
+
+// errNoExchange: the system cannot exchange two directories atomically.
+var errNoExchange = errors.New("atomic directory exchange not supported")

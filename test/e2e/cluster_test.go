@@ -84,10 +84,7 @@ func TestCluster(t *testing.T) {
 	}
 	t.Logf("clusters ready after %s", time.Since(start).Round(time.Second))
 
-	steps := []struct {
-		name string
-		run  func(*testing.T)
-	}{
+	steps := []clusterStep{
 		{"Placement", e.placement},
 		{"ReapplyNoChange", e.reapply},
 		{"MoveSafety", e.move},
@@ -101,6 +98,7 @@ func TestCluster(t *testing.T) {
 		{"StatusUnreachable", e.statusUnreachable},
 		{"DataStoreChange", e.dataStoreChange},
 	}
+	steps = append(steps, e.applySteps()...)
 	for _, s := range steps {
 		stepStart := time.Now()
 		ok := t.Run(s.name, s.run)

@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,8 +16,8 @@ import (
 
 // The scenarios of issue 15 on the clusters of TestCluster: shard-router
 // plan predicts what kpt live apply does in each cluster, checked against
-// the clusters themselves and kpt's own prune events, with the CI recipe
-// (examples/ci/pipeline.sh) doing the split and the applies.
+// the clusters themselves and the prunes apply reports, with the CI recipe
+// (examples/ci/pipeline.sh) doing the apply.
 
 // refKey is an object's identity as kpt's inventory knows it.
 func refKey(group, kind, namespace, name string) string {
@@ -53,17 +52,14 @@ func (e *clusterE2E) plan(t *testing.T) (*v1alpha1.SplitPlan, result) {
 	return &doc, res
 }
 
-// pipeline runs the CI recipe on the (already rendered) package, kpt live
-// apply printing its JSON events into logs/<ctx>.log.
+// pipeline runs the CI recipe on the (already rendered) package, apply
+// printing its JSON report on stdout.
 func (e *clusterE2E) pipeline(t *testing.T, logs string) result {
 	t.Helper()
-	if err := os.RemoveAll(logs); err != nil {
-		t.Fatal(err)
-	}
 	return runCmd(t, cmdSpec{Timeout: 10 * time.Minute, Env: []string{
-		"RENDER=0", "SHARD_ROUTER=" + e.bin, "KPT=" + e.kpt, "PARALLEL=2", "LOG_DIR=" + logs,
+		"RENDER=0", "SHARD_ROUTER=" + e.bin, "KPT=" + e.kpt, "PARALLEL=2",
 		"PLAN_MD=" + filepath.Join(filepath.Dir(logs), "plan.md"), "KUBECONFIG=" + e.kubeconfig,
-		"APPLY_FLAGS=--kubeconfig " + e.kubeconfig + " --install-resource-group --reconcile-timeout 3m --output json",
+		"APPLY_FLAGS=--kubeconfig " + e.kubeconfig + " --reconcile-timeout 3m -o json",
 	}}, "bash", filepath.Join(repoRoot(t), "examples", "ci", "pipeline.sh"), e.pkg, e.out)
 }
 
@@ -113,40 +109,6 @@ func (e *clusterE2E) candidates(t *testing.T) map[string][]clusterItem {
 	return out
 }
 
-// kptEvents reads kpt live apply's JSON events: the objects pruned
-// successfully, and any apply or prune that did not succeed.
-func kptEvents(t *testing.T, log string) (pruned []string, failed []string) {
-	t.Helper()
-	f, err := os.Open(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pruned = []string{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var ev map[string]any
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue
-		}
-		typ, _ := ev["type"].(string)
-		status, _ := ev["status"].(string)
-		if typ != "apply" && typ != "prune" {
-			continue
-		}
-		key := refKey(ev["group"].(string), ev["kind"].(string), ev["namespace"].(string), ev["name"].(string))
-		switch {
-		case status != "Successful":
-			failed = append(failed, typ+" "+key+" "+status)
-		case typ == "prune":
-			pruned = append(pruned, key)
-		}
-	}
-	slices.Sort(pruned)
-	return pruned, failed
-}
-
 // checkPlanAgainstApply runs the pipeline and requires, per context, the
 // plan's creates, updates and prunes to be what happened: objects that did
 // not exist before and do now; objects whose resourceVersion changed; and
@@ -161,9 +123,15 @@ func (e *clusterE2E) checkPlanAgainstApply(t *testing.T, doc *v1alpha1.SplitPlan
 	if res.ExitCode != 0 {
 		t.Fatalf("pipeline:\n%s", res)
 	}
-	for _, ctx := range e.names {
-		if !strings.Contains(res.Stdout, ctx+": applied (") {
-			t.Errorf("pipeline printed no status line for %s:\n%s", ctx, res.Stdout)
+	var report v1alpha1.ApplyReport
+	if err := json.Unmarshal([]byte(res.Stdout), &report); err != nil {
+		t.Fatalf("the pipeline printed no apply report: %v\n%s", err, res)
+	}
+	applied := map[string]v1alpha1.ContextApply{}
+	for _, c := range report.Contexts {
+		applied[c.Name] = c
+		if c.Status != v1alpha1.ApplyApplied && c.Status != v1alpha1.ApplyUnchanged {
+			t.Errorf("%s: %s: %s", c.Name, c.Status, c.Error)
 		}
 	}
 	after := e.live(t, cands)
@@ -187,9 +155,9 @@ func (e *clusterE2E) checkPlanAgainstApply(t *testing.T, doc *v1alpha1.SplitPlan
 		slices.Sort(created)
 		slices.Sort(updated)
 		slices.Sort(gone)
-		pruned, failed := kptEvents(t, filepath.Join(logs, ctx+".log"))
-		if len(failed) > 0 {
-			t.Errorf("%s: kpt reported %v", ctx, failed)
+		pruned := refKeys(applied[ctx].PrunedObjects)
+		if f := applied[ctx].Failures; len(f) > 0 {
+			t.Errorf("%s: apply reported %v", ctx, f)
 		}
 		for _, c := range []struct {
 			what        string
@@ -197,7 +165,7 @@ func (e *clusterE2E) checkPlanAgainstApply(t *testing.T, doc *v1alpha1.SplitPlan
 		}{
 			{"create (did not exist before)", refKeys(cp.Create), created},
 			{"update (resourceVersion changed)", refKeys(cp.Update), updated},
-			{"prune (kpt's prune events)", refKeys(cp.Prune), pruned},
+			{"prune (apply's prune report)", refKeys(cp.Prune), pruned},
 			{"prune (gone from the cluster)", refKeys(cp.Prune), gone},
 		} {
 			if !slices.Equal(c.plan, c.truth) {
@@ -334,8 +302,8 @@ func (e *clusterE2E) planMassPruneRefused(t *testing.T) {
 	if plan := clusterReadFile(t, filepath.Join(filepath.Dir(logs), "plan.md")); !strings.Contains(plan, "**Mass deletion** in `B`") {
 		t.Errorf("the markdown plan does not warn of the mass deletion:\n%s", plan)
 	}
-	if _, err := os.Stat(logs); err == nil {
-		t.Error("the pipeline ran kpt live apply")
+	if strings.Contains(res.Stderr, "apply -> ") {
+		t.Error("the pipeline ran apply")
 	}
 	clusterSameFiles(t, "refused pipeline", outBefore, snapshot(t, e.out))
 	clusterSameVersions(t, versions, e.resourceVersions(t, items))

@@ -1,0 +1,164 @@
+//go:build !nolive
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shard-router/shard-router/pkg/live/apply"
+	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/split"
+)
+
+// applyFlags are the flags of `shard-router apply`.
+type applyFlags struct {
+	out              string
+	config           string
+	name             string
+	kubeconfig       string
+	parallel         int
+	reconcileTimeout time.Duration
+	dryRun           bool
+	allowMassPrune   bool
+	output           string
+}
+
+var applyFormats = []string{"text", output.JSON}
+
+func newApplyCommand(s Streams) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:   "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [-o text|json]",
+		Short: "Apply every context package to its cluster, with kpt's own live library",
+		Long: `apply routes and plans a kpt package exactly as plan does, then applies each
+context's package to the cluster of the kubeconfig context of the same name,
+in-process, with kpt's live library: the same ResourceGroup inventory (the one
+split writes), field manager, apply strategy and inventory policy as
+kpt live apply OUT_DIR/<context> --context <context>, which afterwards finds
+nothing to do. Where a cluster lacks kpt's ResourceGroup CRD, apply installs it.
+
+Before any cluster is written to, apply refuses what split and plan refuse
+(unallowed moves and datastore changes, the mass-deletion guard), reads each
+cluster's ResourceGroup inventory and applies the guard to what it will really
+prune, says where OUT_DIR disagrees with a cluster, and refuses a
+config.kubernetes.io/depends-on that points into another context. A kube
+context missing from the kubeconfig (--kubeconfig, else $KUBECONFIG, else
+~/.kube/config) is an error.
+
+Contexts are applied in parallel (--parallel bounds it), and each waits at most
+--reconcile-timeout for its objects to be Current (kstatus) and its pruned
+objects to be gone. A context that fails (unreachable, an object rejected, a
+timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is
+replaced by the new package only once that context's apply and reconcile
+succeeded, atomically, so OUT_DIR holds what each cluster last received, and a
+rerun retries exactly what failed.
+
+A move hands off: when an object leaves context A for B (allowMoves), B gets it
+first, and A keeps applying its copy; only once every new copy is Current does
+A apply its new package, which prunes it. If B fails, A keeps its copy, the
+report lists the objects held in both, and the run exits 1; a rerun picks the
+handoff up from OUT_DIR and the live inventories. Data in volumes does not move
+with the objects.
+
+--dry-run asks every cluster for a server-side dry run and changes no cluster
+and no file. Progress goes to stderr, one line per step and context; the report
+(text, or -o json: an ApplyReport, apiVersion shardrouter.dev/v1alpha1) to
+stdout. Exit status: 0 when every context is Applied, Unchanged or Skipped
+(left the config), 1 otherwise.`,
+		Example: `  # Plan in the pull request, apply to roll out.
+  shard-router plan my-pkg --previous out -o markdown > plan.md
+  shard-router apply my-pkg --out out
+
+  # Check every cluster accepts the change, without changing anything.
+  shard-router apply my-pkg --out out --dry-run
+
+  # A CI job: two clusters at a time, a report for the logs.
+  shard-router apply my-pkg --out out --parallel 2 --reconcile-timeout 10m -o json > apply.json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			src := "."
+			if len(args) == 1 {
+				src = args[0]
+			}
+			return runApply(cmd.Context(), s, f, src)
+		},
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "the output directory OUT_DIR: what each context last received, replaced per context once applied; required")
+	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
+	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
+	cmd.Flags().IntVar(&f.parallel, "parallel", 0, "apply at most N contexts at once (0: all)")
+	cmd.Flags().DurationVar(&f.reconcileTimeout, "reconcile-timeout", apply.DefaultReconcileTimeout, "how long each context waits for its objects to be Current and its pruned objects gone")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "ask every cluster for a server-side dry run; change no cluster and no file")
+	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	return cmd
+}
+
+func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
+	if err := output.Check(f.output, applyFormats...); err != nil {
+		return err
+	}
+	if f.out == "" {
+		return errors.New("apply needs --out OUT_DIR: where split writes the context packages and apply records what each cluster received")
+	}
+	if f.parallel < 0 || f.reconcileTimeout <= 0 {
+		return errors.New("--parallel must be 0 or more, and --reconcile-timeout more than 0")
+	}
+	out, err := split.OpenPrevious(f.out)
+	if err != nil {
+		return err
+	}
+	in, err := readInput(s, src, out)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfig(s, in, f.config)
+	if err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	report, err := apply.Run(ctx, in, cfg, apply.Options{
+		Split:      split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
+		DryRun: f.dryRun, Progress: prefixed{s.Err},
+	})
+	if err != nil && !errors.Is(err, apply.ErrRefused) {
+		return err
+	}
+	p := output.Printer{Formats: applyFormats, Text: map[string]output.Renderer{
+		"text": func(w io.Writer) error { return output.RenderApplyText(w, report) },
+	}}
+	if err := p.Print(s.Out, f.output, report); err != nil {
+		return err
+	}
+	for _, e := range report.Errors {
+		fmt.Fprintf(s.Err, "shard-router: error: %s\n", e)
+	}
+	if report.Failed() {
+		return errAlreadyReported{errors.New("apply failed")}
+	}
+	return nil
+}
+
+// prefixed writes progress lines as "shard-router: apply: <context>: ...".
+type prefixed struct{ w io.Writer }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, "shard-router: apply: "); err != nil {
+		return 0, err
+	}
+	return p.w.Write(b)
+}

@@ -1,0 +1,187 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
+	"github.com/kptdev/kpt/pkg/live"
+	"github.com/kptdev/kpt/pkg/printer"
+	kptstatus "github.com/kptdev/kpt/pkg/status"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/cli-utils/pkg/apply"
+	"sigs.k8s.io/cli-utils/pkg/apply/event"
+	"sigs.k8s.io/cli-utils/pkg/common"
+	"sigs.k8s.io/cli-utils/pkg/inventory"
+	"sigs.k8s.io/cli-utils/pkg/object"
+
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+)
+
+// applierOptions are kpt live apply's defaults (commands/live/apply at
+// the release shard-router builds kpt from): client-side apply with
+// cli-utils' field manager, inventory policy strict (must-match), Background
+// prune propagation; only the waits are bounded.
+func (r *run) applierOptions() apply.ApplierOptions {
+	o := apply.ApplierOptions{
+		ServerSideOptions:      common.ServerSideOptions{ServerSideApply: false, ForceConflicts: false, FieldManager: common.DefaultFieldManager},
+		ReconcileTimeout:       r.opts.ReconcileTimeout,
+		EmitStatusEvents:       true,
+		DryRunStrategy:         common.DryRunNone,
+		PrunePropagationPolicy: metav1.DeletePropagationBackground,
+		PruneTimeout:           r.opts.ReconcileTimeout,
+		InventoryPolicy:        inventory.PolicyMustMatch,
+	}
+	if r.opts.DryRun {
+		o.DryRunStrategy = common.DryRunServer
+	}
+	return o
+}
+
+// applyContext runs kpt's applier on one context and folds its events
+// into the context's report. Any failed apply, reconcile or prune fails
+// the context.
+func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.Unstructured) error {
+	if !r.opts.DryRun {
+		if err := r.installResourceGroupCRD(ctx, t); err != nil {
+			return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
+		}
+	}
+	invClient, err := cluster.NewInventoryClient(t.factory)
+	if err != nil {
+		return fmt.Errorf("context %q: %w", t.name, err)
+	}
+	watcher, err := kptstatus.NewStatusWatcher(t.factory)
+	if err != nil {
+		return fmt.Errorf("context %q: %w", t.name, err)
+	}
+	applier, err := apply.NewApplierBuilder().WithFactory(t.factory).WithInventoryClient(invClient).WithStatusWatcher(watcher).Build()
+	if err != nil {
+		return fmt.Errorf("context %q: %w", t.name, err)
+	}
+	c := &collector{r: r, t: t, status: map[object.ObjMetadata]string{}}
+	for e := range applier.Run(ctx, t.pkg.Inventory, objs, r.applierOptions()) {
+		c.event(e)
+	}
+	if len(c.errs) > 0 {
+		return fmt.Errorf("context %q: %s", t.name, strings.Join(c.errs, "; "))
+	}
+	return ctx.Err()
+}
+
+// installResourceGroupCRD installs or updates kpt's ResourceGroup CRD as
+// kpt live apply does (--install-resource-group, its default).
+func (r *run) installResourceGroupCRD(ctx context.Context, t *target) error {
+	install := kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !live.ResourceGroupCRDMatched(t.factory)
+	if !install {
+		return nil
+	}
+	r.log.printf(t.name, "installing kpt's ResourceGroup CRD")
+	var out strings.Builder
+	return kptcmdutil.InstallResourceGroupCRD(printer.WithContext(ctx, printer.New(&out, &out)), t.factory)
+}
+
+// collector folds the applier's events into a context's report and
+// progress lines.
+type collector struct {
+	r    *run
+	t    *target
+	errs []string
+	// status is the last status seen of each object, for the message of
+	// a wait that times out.
+	status map[object.ObjMetadata]string
+}
+
+func (c *collector) fail(id object.ObjMetadata, what string, err error) {
+	msg := fmt.Sprintf("%s: %s", describe(id), what)
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	c.t.report.Failed++
+	c.t.report.Failures = append(c.t.report.Failures, msg)
+	c.errs = append(c.errs, msg)
+	c.r.log.printf(c.t.name, "%s", msg)
+}
+
+func (c *collector) event(e event.Event) {
+	rep := &c.t.report
+	switch e.Type {
+	case event.ErrorType:
+		c.errs = append(c.errs, e.ErrorEvent.Err.Error())
+		c.r.log.printf(c.t.name, "error: %v", e.ErrorEvent.Err)
+	case event.ValidationType:
+		var ids []string
+		for _, id := range e.ValidationEvent.Identifiers {
+			ids = append(ids, describe(id))
+		}
+		c.errs = append(c.errs, fmt.Sprintf("invalid %s: %v", strings.Join(ids, ", "), e.ValidationEvent.Error))
+	case event.ActionGroupType:
+		c.actionGroup(e.ActionGroupEvent)
+	case event.ApplyType:
+		ae := e.ApplyEvent
+		switch ae.Status {
+		case event.ApplySuccessful:
+			rep.Applied++
+		case event.ApplyFailed:
+			c.fail(ae.Identifier, "apply failed", ae.Error)
+		case event.ApplySkipped:
+			c.fail(ae.Identifier, "apply skipped", ae.Error)
+		}
+	case event.StatusType:
+		if s := e.StatusEvent.PollResourceInfo; s != nil {
+			msg := s.Status.String()
+			if s.Message != "" {
+				msg += ": " + s.Message
+			}
+			c.status[e.StatusEvent.Identifier] = msg
+		}
+	case event.WaitType:
+		we := e.WaitEvent
+		switch we.Status {
+		case event.ReconcileSuccessful:
+			rep.Reconciled++
+		case event.ReconcileTimeout:
+			c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
+		case event.ReconcileFailed:
+			c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
+		}
+	case event.PruneType:
+		pe := e.PruneEvent
+		switch pe.Status {
+		case event.PruneSuccessful:
+			rep.Pruned++
+			rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
+			c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
+		case event.PruneFailed:
+			c.fail(pe.Identifier, "prune failed", pe.Error)
+		case event.PruneSkipped:
+			why := "kept"
+			if pe.Error != nil {
+				why = pe.Error.Error()
+			}
+			c.r.log.printf(c.t.name, "prune of %s skipped: %s", describe(pe.Identifier), why)
+		}
+	}
+}
+
+func (c *collector) lastStatus(id object.ObjMetadata) string {
+	if s, ok := c.status[id]; ok {
+		return s
+	}
+	return "unknown"
+}
+
+// actionGroup reports where a context is: applying, waiting, pruning.
+func (c *collector) actionGroup(e event.ActionGroupEvent) {
+	name := c.t.name
+	switch {
+	case e.Status == event.Started && e.Action == event.WaitAction:
+		c.r.log.printf(name, "waiting for the objects to be Current (at most %s)", c.r.opts.ReconcileTimeout)
+	case e.Status == event.Started && e.Action == event.PruneAction:
+		c.r.log.printf(name, "pruning")
+	case e.Status == event.Finished && e.Action == event.ApplyAction:
+		c.r.log.printf(name, "applied %d object(s)", c.t.report.Applied)
+	}
+}

@@ -1,0 +1,251 @@
+// Package apply applies every context package of a split to its cluster,
+// in-process, with kpt's own live library: cli-utils' applier and kpt's
+// ResourceGroup inventory, the field manager, apply strategy, inventory
+// policy and ResourceGroup CRD installation of `kpt live apply`, so that a
+// following `kpt live apply OUT_DIR/<ctx> --context <ctx>` changes nothing.
+//
+// A run plans first and refuses before any cluster write (the refusals of
+// split and plan, the mass-deletion guard on each cluster's live
+// inventory, depends-on across contexts), applies the contexts in
+// parallel with a finite reconcile timeout, records a context in OUT_DIR
+// only once its cluster took it and reconciled, and hands a moving object
+// off: its new contexts get it first, its old one prunes it only once
+// every new copy is Current.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/split"
+)
+
+// DefaultReconcileTimeout bounds the wait for a context's objects to
+// become Current (kpt's own default is to wait forever).
+const DefaultReconcileTimeout = 5 * time.Minute
+
+// Options tune Run.
+type Options struct {
+	// Split are split's options; Split.Out (opened with
+	// split.OpenPrevious) is required: what each context last received.
+	Split split.Options
+	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
+	Kubeconfig string
+	// Parallel bounds how many contexts are applied at once; 0: all.
+	Parallel int
+	// ReconcileTimeout bounds each context's wait for Current (and for
+	// pruned objects to be gone); 0: DefaultReconcileTimeout.
+	ReconcileTimeout time.Duration
+	// DryRun asks every cluster for a server-side dry run and changes
+	// neither clusters nor files.
+	DryRun bool
+	// Progress receives one line per step of each context; nil: none.
+	Progress io.Writer
+}
+
+// ErrRefused is returned when the run stopped before applying anything.
+var ErrRefused = errors.New("apply refused; nothing was applied")
+
+// Run routes and plans the input exactly as plan does, then applies every
+// context. It returns the report, also when contexts failed (see
+// ApplyReport.Failed); an error means the run could not start (bad
+// kubeconfig, unreadable output directory, ErrRefused with the report's
+// Errors filled).
+func Run(ctx context.Context, in *split.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
+	if opts.Split.Out == nil {
+		return nil, errors.New("apply needs the output directory")
+	}
+	if opts.ReconcileTimeout <= 0 {
+		opts.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress},
+		report: &v1alpha1.ApplyReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.ApplyReportKind), DryRun: opts.DryRun,
+			Contexts: []v1alpha1.ContextApply{}, Handoffs: []v1alpha1.Handoff{}, HeldInBoth: []v1alpha1.Handoff{},
+			Errors: []string{}, Warnings: []string{}}}
+	if err := r.plan(in); err != nil {
+		return r.report, err
+	}
+	kc, err := cluster.LoadKubeconfig(opts.Kubeconfig)
+	if err != nil {
+		return r.report, err
+	}
+	if err := kc.Require(r.contextNames()); err != nil {
+		return r.report, err
+	}
+	if err := r.stage(); err != nil {
+		return r.report, err
+	}
+	defer r.staged.Close()
+	r.prepareAll(ctx, kc)
+	if r.refuse() {
+		return r.report, ErrRefused
+	}
+	r.phase(ctx, r.firstPhase)
+	r.phase(ctx, r.secondPhase)
+	r.heldInBoth()
+	if !opts.DryRun && !r.report.Failed() {
+		if err := r.staged.Finish(); err != nil {
+			return r.report, err
+		}
+	}
+	r.finishReport()
+	return r.report, nil
+}
+
+// run is one apply.
+type run struct {
+	opts   Options
+	cfg    *function.Config
+	log    *progress
+	report *v1alpha1.ApplyReport
+	plan_  *v1alpha1.SplitPlan
+	layout *split.Layout
+	staged *split.Staged
+	// targets are the contexts of the config, in config order.
+	targets []*target
+}
+
+func (r *run) contextNames() []string {
+	names := make([]string, len(r.layout.Packages))
+	for i, pkg := range r.layout.Packages {
+		names[i] = pkg.Context
+	}
+	return names
+}
+
+// plan routes and plans as `shard-router plan` does; its errors refuse.
+func (r *run) plan(in *split.Input) error {
+	doc, results, err := split.Preview(in, r.cfg, r.opts.Split, split.PreviewOptions{})
+	if err != nil {
+		return err
+	}
+	r.plan_ = doc
+	layout, err := split.Build(in, r.cfg, r.opts.Split)
+	if err != nil {
+		return err
+	}
+	r.layout = layout
+	results = append(results, layout.Results...)
+	seen := map[string]bool{}
+	for _, res := range results {
+		msg := res.Message
+		if res.File != nil && res.File.Path != "" {
+			msg = res.File.Path + ": " + msg
+		}
+		if seen[msg] {
+			continue
+		}
+		seen[msg] = true
+		switch res.Severity {
+		case framework.Error:
+			r.report.Errors = append(r.report.Errors, msg)
+		case framework.Warning:
+			r.report.Warnings = append(r.report.Warnings, msg)
+		}
+	}
+	if len(r.report.Errors) > 0 || len(layout.Packages) == 0 {
+		if len(r.report.Errors) == 0 {
+			r.report.Errors = append(r.report.Errors, "the split has no context package to apply")
+		}
+		r.skipAll("the run was refused")
+		return ErrRefused
+	}
+	return nil
+}
+
+// stage writes the new packages where kpt's loader reads them: a staging
+// directory inside OUT_DIR, or a temporary one for a dry run.
+func (r *run) stage() error {
+	var err error
+	if r.opts.DryRun {
+		r.staged, err = r.layout.StageTemp()
+	} else {
+		r.staged, err = r.opts.Split.Out.Stage(r.layout)
+	}
+	if err != nil {
+		return fmt.Errorf("staging the context packages: %w", err)
+	}
+	for _, pkg := range r.layout.Packages {
+		r.targets = append(r.targets, &target{name: pkg.Context, dir: r.staged.Dir(pkg.Context),
+			report: v1alpha1.ContextApply{Name: pkg.Context}})
+	}
+	return nil
+}
+
+// skipAll reports every context of the plan as skipped.
+func (r *run) skipAll(why string) {
+	r.report.Contexts = r.report.Contexts[:0]
+	for _, c := range r.plan_.Contexts {
+		r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped, Error: why})
+	}
+}
+
+// phase runs step on every context, --parallel at a time.
+func (r *run) phase(ctx context.Context, step func(context.Context, *target)) {
+	var g errgroup.Group
+	if r.opts.Parallel > 0 {
+		g.SetLimit(r.opts.Parallel)
+	}
+	for _, t := range r.targets {
+		g.Go(func() error {
+			step(ctx, t)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// finishReport lists the contexts in config order, then the dropped ones.
+func (r *run) finishReport() {
+	r.report.Contexts = r.report.Contexts[:0]
+	for _, t := range r.targets {
+		if t.report.PrunedObjects == nil {
+			t.report.PrunedObjects = []v1alpha1.ObjectRef{}
+		}
+		sort.Slice(t.report.PrunedObjects, func(a, b int) bool { return t.report.PrunedObjects[a].Less(t.report.PrunedObjects[b]) })
+		r.report.Contexts = append(r.report.Contexts, t.report)
+	}
+	for _, c := range r.plan_.Contexts {
+		if c.State == v1alpha1.ContextDropped {
+			r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped,
+				Error: fmt.Sprintf("no longer in the config: not applied; its cluster keeps the %d object(s) its inventory holds (kpt live destroy removes them)", c.Previous)})
+		}
+	}
+	sortHandoffs(r.report.Handoffs)
+	sortHandoffs(r.report.HeldInBoth)
+}
+
+func sortHandoffs(hs []v1alpha1.Handoff) {
+	sort.SliceStable(hs, func(a, b int) bool {
+		if hs[a].From != hs[b].From {
+			return hs[a].From < hs[b].From
+		}
+		return hs[a].Ref.Less(hs[b].Ref)
+	})
+}
+
+// progress writes one line at a time from every context.
+type progress struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (p *progress) printf(context, format string, args ...any) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "%s: "+format+"\n", append([]any{context}, args...)...)
+}

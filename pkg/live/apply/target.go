@@ -1,0 +1,121 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"sigs.k8s.io/cli-utils/pkg/object"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+)
+
+// target is one context of the run.
+type target struct {
+	name string
+	// dir is the staged package.
+	dir     string
+	factory cmdutil.Factory
+	pkg     *cluster.Package
+	// objects are the package's objects as kpt identifies them.
+	objects object.ObjMetadataSet
+	live    cluster.LiveInventory
+	// old is OUT_DIR/<context>, what the context last received (nil when
+	// there is none).
+	old *cluster.Package
+	// handoffs are the objects moving out of this context.
+	handoffs []v1alpha1.Handoff
+	// kept are the copies it holds of them until the new contexts have
+	// theirs: applied with its package in the first phase.
+	kept []*unstructured.Unstructured
+	// hold, when set, says why the context is not applied at all this run.
+	hold string
+	// disagrees is set when OUT_DIR and the cluster's inventory differ.
+	disagrees bool
+	// failed is set once the context failed; done once OUT_DIR holds its
+	// new package.
+	failed bool
+	// firstDone is set once its first apply succeeded and reconciled.
+	firstDone bool
+	done      bool
+	report    v1alpha1.ContextApply
+}
+
+// fail records that the context failed.
+func (t *target) fail(err error) {
+	t.failed = true
+	t.report.Status = v1alpha1.ApplyFailed
+	if t.report.Error == "" {
+		t.report.Error = err.Error()
+	}
+}
+
+// prepareAll reads, for every context at once, its staged package, its
+// live inventory and what OUT_DIR holds for it. A context that cannot be
+// read fails alone.
+func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
+	var g errgroup.Group
+	if r.opts.Parallel > 0 {
+		g.SetLimit(r.opts.Parallel)
+	}
+	for _, t := range r.targets {
+		g.Go(func() error {
+			if err := r.prepare(kc, t); err != nil {
+				r.log.printf(t.name, "failed: %v", err)
+				t.fail(err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
+	t.factory = kc.Factory(t.name)
+	r.log.printf(t.name, "reading the package and the cluster's inventory")
+	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
+	if err != nil {
+		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.opts.Split.Out.Path, t.name)+" (staged)", 1))
+	}
+	t.pkg = pkg
+	t.objects = object.UnstructuredSetToObjMetadataSet(pkg.Objects)
+	t.report.Objects = len(pkg.Objects)
+	if t.live, err = cluster.ReadLiveInventory(t.factory, pkg.Inventory); err != nil {
+		return fmt.Errorf("context %q: %w", t.name, err)
+	}
+	oldDir := filepath.Join(r.opts.Split.Out.Path, t.name)
+	if _, err := os.Stat(filepath.Join(oldDir, "resourcegroup.yaml")); err == nil {
+		if t.old, err = cluster.ReadPackage(t.factory, t.name, oldDir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oldObjects are the objects OUT_DIR says the context holds.
+func (t *target) oldObjects() object.ObjMetadataSet {
+	if t.old == nil {
+		return nil
+	}
+	return object.UnstructuredSetToObjMetadataSet(t.old.Objects)
+}
+
+// leaving are the objects the context holds (its live inventory, or
+// OUT_DIR) that its new package lacks: what its apply prunes.
+func (t *target) leaving() object.ObjMetadataSet {
+	return t.live.Objects.Union(t.oldObjects()).Diff(t.objects)
+}
+
+// refOf turns a cli-utils object id into the report's.
+func refOf(id object.ObjMetadata) v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name}
+}
+
+// describe names an object as messages do.
+func describe(id object.ObjMetadata) string { return refOf(id).String() }

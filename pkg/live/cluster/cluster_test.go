@@ -1,0 +1,194 @@
+package cluster_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	cmdtesting "k8s.io/kubectl/pkg/cmd/testing"
+
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+)
+
+const kubeconfig = `apiVersion: v1
+kind: Config
+clusters:
+- name: one
+  cluster: {server: "https://127.0.0.1:6443"}
+- name: two
+  cluster: {server: "https://127.0.0.1:7443"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: shard-a
+  context: {cluster: one, user: u}
+- name: shard-b
+  context: {cluster: two, user: u}
+current-context: shard-a
+`
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoadKubeconfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config")
+	writeFile(t, path, kubeconfig)
+
+	t.Run("explicit path", func(t *testing.T) {
+		t.Setenv("KUBECONFIG", filepath.Join(dir, "absent"))
+		k, err := cluster.LoadKubeconfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(k.Contexts(), ","); got != "shard-a,shard-b" {
+			t.Errorf("contexts %s, want shard-a,shard-b", got)
+		}
+	})
+	t.Run("from $KUBECONFIG", func(t *testing.T) {
+		t.Setenv("KUBECONFIG", path)
+		k, err := cluster.LoadKubeconfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := k.Require([]string{"shard-b"}); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Run("unreadable file is named", func(t *testing.T) {
+		bad := filepath.Join(dir, "bad")
+		writeFile(t, bad, "clusters: [not: a: map")
+		_, err := cluster.LoadKubeconfig(bad)
+		if err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("error %v, want one naming %s", err, bad)
+		}
+		_, err = cluster.LoadKubeconfig(filepath.Join(dir, "absent"))
+		if err == nil || !strings.Contains(err.Error(), "absent") {
+			t.Errorf("error %v, want one naming the absent file", err)
+		}
+	})
+	t.Run("missing contexts are all named", func(t *testing.T) {
+		k, err := cluster.LoadKubeconfig(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = k.Require([]string{"shard-a", "shard-c", "shard-d"})
+		var missing *cluster.MissingContextError
+		if !errors.As(err, &missing) {
+			t.Fatalf("error %v, want a MissingContextError", err)
+		}
+		if got := strings.Join(missing.Missing, ","); got != "shard-c,shard-d" {
+			t.Errorf("missing %s, want shard-c,shard-d", got)
+		}
+		for _, want := range []string{`"shard-c"`, `"shard-d"`, path} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q does not name %s", err, want)
+			}
+		}
+	})
+}
+
+func TestFactoryUsesTheNamedContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	writeFile(t, path, kubeconfig)
+	k, err := cluster.LoadKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ctx, server := range map[string]string{"shard-a": "https://127.0.0.1:6443", "shard-b": "https://127.0.0.1:7443"} {
+		raw, err := k.Factory(ctx).ToRawKubeConfigLoader().ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raw.Host != server {
+			t.Errorf("context %s: host %s, want %s", ctx, raw.Host, server)
+		}
+	}
+}
+
+// TestReadPackage reads a context package as split writes it: the Kptfile
+// and the ResourceGroup are not objects to apply, the ResourceGroup is the
+// inventory, and a namespaced object without a namespace gets the
+// context's namespace, as kpt live apply gives it.
+func TestReadPackage(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "Kptfile"), `apiVersion: kpt.dev/v1
+kind: Kptfile
+metadata:
+  name: demo-shard-a
+  annotations:
+    config.kubernetes.io/local-config: "true"
+`)
+	writeFile(t, filepath.Join(dir, "resourcegroup.yaml"), `apiVersion: kpt.dev/v1alpha1
+kind: ResourceGroup
+metadata:
+  name: demo-shard-a
+  namespace: default
+  labels:
+    cli-utils.sigs.k8s.io/inventory-id: 0123abcd
+`)
+	writeFile(t, filepath.Join(dir, "team", "cm.yaml"), `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  a: "1"
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: team
+`)
+	f := cmdtesting.NewTestFactory().WithNamespace("from-context")
+	t.Cleanup(f.Cleanup)
+
+	pkg, err := cluster.ReadPackage(f, "shard-a", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pkg.Inventory.Name() != "demo-shard-a" || pkg.Inventory.Namespace() != "default" || pkg.Inventory.ID() != "0123abcd" {
+		t.Errorf("inventory %s/%s id %s, want default/demo-shard-a id 0123abcd",
+			pkg.Inventory.Namespace(), pkg.Inventory.Name(), pkg.Inventory.ID())
+	}
+	var got []string
+	for _, o := range pkg.Objects {
+		got = append(got, o.GetKind()+" "+o.GetNamespace()+"/"+o.GetName())
+	}
+	if want := "ConfigMap from-context/settings,Namespace /team"; strings.Join(got, ",") != want {
+		t.Errorf("objects %s, want %s", strings.Join(got, ","), want)
+	}
+}
+
+func TestReadPackageWithoutInventory(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n")
+	f := cmdtesting.NewTestFactory()
+	t.Cleanup(f.Cleanup)
+	_, err := cluster.ReadPackage(f, "shard-a", dir)
+	if err == nil || !strings.Contains(err.Error(), `context "shard-a"`) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("error %v, want one naming the context and %s", err, dir)
+	}
+}
+
+func TestInventoryInfo(t *testing.T) {
+	inv, err := cluster.InventoryInfo("demo-shard-a", "default", "0123abcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.ID() != "0123abcd" || inv.Name() != "demo-shard-a" {
+		t.Errorf("inventory %s id %s", inv.Name(), inv.ID())
+	}
+	if _, err := cluster.InventoryInfo("demo-shard-a", "default", ""); err == nil {
+		t.Error("an inventory without an id was accepted")
+	}
+}

@@ -1,0 +1,61 @@
+package output
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// RenderApplyText renders an apply report for people: one line per
+// context, the handoffs, the objects held in both clusters, warnings and
+// errors.
+func RenderApplyText(w io.Writer, r *v1alpha1.ApplyReport) error {
+	if r.DryRun {
+		fmt.Fprintln(w, "Dry run (server side): no cluster and no file was changed.")
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTEXT\tSTATUS\tOBJECTS\tAPPLIED\tRECONCILED\tPRUNED\tFAILED\tERROR")
+	for _, c := range r.Contexts {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", c.Name, c.Status, c.Objects, c.Applied, c.Reconciled, c.Pruned, c.Failed, c.Error)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range r.Contexts {
+		for _, f := range c.Failures {
+			fmt.Fprintf(w, "%s: %s\n", c.Name, f)
+		}
+	}
+	if len(r.Handoffs) > 0 {
+		fmt.Fprintf(w, "\nHandoffs (%d): the new contexts get each object first; the old one prunes it once every new copy is Current.\n", len(r.Handoffs))
+		for _, h := range r.Handoffs {
+			fmt.Fprintf(w, "  %s: %s -> %s\n", h.Ref, h.From, joinNames(h.To))
+		}
+	}
+	if len(r.HeldInBoth) > 0 {
+		fmt.Fprintf(w, "\nHeld in both (%d): the old context still holds these; apply again once the new context is fixed.\n", len(r.HeldInBoth))
+		for _, h := range r.HeldInBoth {
+			fmt.Fprintf(w, "  %s: %s and %s\n", h.Ref, h.From, joinNames(h.To))
+		}
+	}
+	for _, m := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", m)
+	}
+	for _, m := range r.Errors {
+		fmt.Fprintf(w, "error: %s\n", m)
+	}
+	return nil
+}
+
+func joinNames(names []string) string {
+	s := ""
+	for i, n := range names {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package split
+
+func exchange(a, b string) error { return errNoExchange }

@@ -1,0 +1,222 @@
+package split
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// Staged holds the new context packages of a layout in a staging
+// directory, so that each context can be applied from it and then swapped
+// into OUT_DIR on its own (Commit): OUT_DIR/<context> always holds what
+// that context last received, whole.
+type Staged struct {
+	d      *OutDir
+	layout *Layout
+	tmp    string
+	// dry is set for a staging directory outside OUT_DIR (StageTemp),
+	// which is never committed.
+	dry       bool
+	mu        sync.Mutex
+	committed map[string]bool
+	// listed are the contexts the root marker lists.
+	listed []string
+}
+
+// Stage writes every context package of the layout to a staging directory
+// inside the output directory, after the checks Write makes. Nothing in
+// OUT_DIR is changed until Commit, except that an interrupted run's
+// staging directories are cleaned up (see recoverStale).
+func (d *OutDir) Stage(layout *Layout) (*Staged, error) {
+	if layout.Results.ExitCode() != 0 {
+		return nil, errors.New("the split has errors; nothing staged")
+	}
+	previous := d.contexts()
+	for _, pkg := range layout.Packages {
+		target := filepath.Join(d.Path, pkg.Context)
+		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
+			return nil, fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
+				filepath.Join(d.given, pkg.Context), ErrNotSplitDir, filepath.Join(d.given, MarkerFile))
+		}
+	}
+	if err := os.MkdirAll(d.Path, dirMode); err != nil {
+		return nil, err
+	}
+	if err := d.recoverStale(); err != nil {
+		return nil, err
+	}
+	if !d.marked {
+		// Mark the directory before anything else, as Write does.
+		if err := writeMarker(d.Path, nil, nil); err != nil {
+			return nil, err
+		}
+		d.marked = true
+	}
+	tmp, err := os.MkdirTemp(d.Path, tmpPrefix)
+	if err != nil {
+		return nil, err
+	}
+	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}, listed: previous}
+	if err := writeMarker(tmp, nil, nil); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if err := stageAll(tmp, layout.Packages); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// StageTemp writes every context package of the layout to a new
+// temporary directory outside any output directory, for a dry run: it
+// can be read, never committed.
+func (l *Layout) StageTemp() (*Staged, error) {
+	if l.Results.ExitCode() != 0 {
+		return nil, errors.New("the split has errors; nothing staged")
+	}
+	tmp, err := os.MkdirTemp("", "shard-router-dry-run-")
+	if err != nil {
+		return nil, err
+	}
+	s := &Staged{layout: l, tmp: tmp, dry: true, committed: map[string]bool{}}
+	if err := stageAll(tmp, l.Packages); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func stageAll(tmp string, pkgs []*Package) error {
+	for _, dir := range []string{"new", "old"} {
+		if err := os.Mkdir(filepath.Join(tmp, dir), dirMode); err != nil {
+			return err
+		}
+	}
+	return stage(filepath.Join(tmp, "new"), pkgs)
+}
+
+// Dir is the staged package of a context, ready for kpt live apply.
+func (s *Staged) Dir(context string) string { return filepath.Join(s.tmp, "new", context) }
+
+// Commit replaces OUT_DIR/<context> with its staged package. On Linux the
+// two directories are exchanged in one rename (RENAME_EXCHANGE), so that
+// at every moment OUT_DIR/<context> is the old package or the new one;
+// elsewhere the old one is first renamed aside into the staging
+// directory, where the next Stage or Write finds it and puts it back
+// should the process die between the two renames.
+func (s *Staged) Commit(context string) error {
+	if s.dry {
+		return errors.New("internal error: a dry run's staged packages are never committed")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.committed[context] {
+		return nil
+	}
+	if !slices.Contains(s.listed, context) {
+		// List it first, so that the directory is known as split's.
+		listed := append(slices.Clone(s.listed), context)
+		if err := writeMarker(s.d.Path, listed, nil); err != nil {
+			return err
+		}
+		s.listed = listed
+	}
+	target := filepath.Join(s.d.Path, context)
+	if err := replaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
+		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.given, context), err)
+	}
+	s.committed[context] = true
+	return nil
+}
+
+// Finish, once every context was committed, deletes the directories of
+// the contexts that left the config and lists only the current contexts in
+// the root marker, as Write does. Before that it changes nothing.
+func (s *Staged) Finish() error {
+	if s.dry {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var current []string
+	for _, pkg := range s.layout.Packages {
+		if !s.committed[pkg.Context] {
+			return nil
+		}
+		current = append(current, pkg.Context)
+	}
+	for _, c := range s.layout.dropped {
+		target := filepath.Join(s.d.Path, c)
+		if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.Rename(target, filepath.Join(s.tmp, "old", c)); err != nil {
+			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.given, c), err)
+		}
+	}
+	return writeMarker(s.d.Path, current, nil)
+}
+
+// Close removes the staging directory.
+func (s *Staged) Close() error { return os.RemoveAll(s.tmp) }
+
+// replaceDir puts staged at target. An existing target is exchanged with
+// staged atomically where the system can, else moved to old first.
+func replaceDir(target, staged, old string) error {
+	if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(staged, target)
+	}
+	if err := exchange(staged, target); err == nil {
+		return nil
+	} else if !errors.Is(err, errNoExchange) {
+		return err
+	}
+	return swap(target, staged, old)
+}
+
+// recoverStale puts back a context directory that an interrupted swap
+// left in a stale staging directory (renamed aside, the new one not yet in
+// place), then deletes the stale staging directories.
+func (d *OutDir) recoverStale() error {
+	for _, stale := range d.stale {
+		aside := filepath.Join(stale, "old")
+		entries, err := os.ReadDir(aside)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		for _, e := range entries {
+			target := filepath.Join(d.Path, e.Name())
+			if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err := os.Rename(filepath.Join(aside, e.Name()), target); err != nil {
+				return fmt.Errorf("restoring %s from an interrupted run: %w", filepath.Join(d.given, e.Name()), err)
+			}
+		}
+		if err := os.RemoveAll(stale); err != nil {
+			return err
+		}
+	}
+	d.stale = nil
+	return nil
+}
+
+// Objects lists the package's resources (Kptfile and inventory aside) as
+// they are in the input: a namespaced resource without a namespace has
+// none here, while kpt gives it the kube context's namespace.
+func (pkg *Package) Objects() []v1alpha1.ObjectRef {
+	var refs []v1alpha1.ObjectRef
+	for _, f := range pkg.files {
+		for _, i := range f.items {
+			refs = append(refs, refOf(keyOf(&pkg.layout.items[i].Object)))
+		}
+	}
+	return refs
+}

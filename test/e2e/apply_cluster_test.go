@@ -1,0 +1,650 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// The apply scenarios (issue 21) run on TestCluster's two clusters, after
+// its own scenarios, with a package of their own (testdata/apply: its own
+// namespaces, CRD and inventories), so that they share no object with them.
+
+func init() {
+	for kind, plural := range map[string]string{"Gadget": "gadgets", "ServiceAccount": "serviceaccounts", "Role": "roles",
+		"RoleBinding": "rolebindings", "PriorityClass": "priorityclasses"} {
+		clusterResources[kind] = plural
+	}
+}
+
+// applySteps are appended to TestCluster's scenarios.
+func (e *clusterE2E) applySteps() []clusterStep {
+	a := &applyE2E{e: e}
+	return []clusterStep{
+		{"ApplyPlacement", a.placement},
+		{"ApplyAgainUnchanged", a.unchanged},
+		{"ApplyOneClusterDown", a.oneDown},
+		{"ApplyMoveHandsOff", a.moveHandsOff},
+		{"ApplyNeverReadyHoldsTheHandoff", a.neverReady},
+		{"ApplyMassPruneRefusedAndDryRun", a.refusedAndDryRun},
+		{"ApplyBadInput", a.badInput},
+		{"ApplyKilled", a.killed},
+	}
+}
+
+type clusterStep struct {
+	name string
+	run  func(*testing.T)
+}
+
+type applyE2E struct {
+	e        *clusterE2E
+	pkg, out string
+}
+
+// applyRun is one `shard-router apply` and its JSON report.
+type applyRun struct {
+	result
+	report v1alpha1.ApplyReport
+}
+
+func (a *applyE2E) apply(t testing.TB, args ...string) applyRun {
+	t.Helper()
+	args = append([]string{"apply", a.pkg, "--out", a.out, "--kubeconfig", a.e.kubeconfig, "-o", "json"}, args...)
+	if !slices.ContainsFunc(args, func(s string) bool { return strings.HasPrefix(s, "--reconcile-timeout") }) {
+		args = append(args, "--reconcile-timeout", "2m")
+	}
+	res := runCmd(t, cmdSpec{Timeout: 5 * time.Minute}, a.e.bin, args...)
+	r := applyRun{result: res}
+	if err := json.Unmarshal([]byte(res.Stdout), &r.report); err != nil && res.Stdout != "" {
+		t.Fatalf("apply -o json printed no report: %v\n%s", err, res)
+	}
+	t.Logf("%s: exit %d", res.Cmd, res.ExitCode)
+	return r
+}
+
+// mustApply runs apply, which must exit 0 with every context status want.
+func (a *applyE2E) mustApply(t testing.TB, want v1alpha1.ApplyStatus, args ...string) applyRun {
+	t.Helper()
+	r := a.apply(t, args...)
+	if r.ExitCode != 0 {
+		t.Fatalf("apply failed:\n%s", r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": want, "B": want})
+	return r
+}
+
+func (a *applyE2E) requireStatus(t testing.TB, r applyRun, want map[string]v1alpha1.ApplyStatus) {
+	t.Helper()
+	got := map[string]v1alpha1.ApplyStatus{}
+	for _, c := range r.report.Contexts {
+		got[c.Name] = c.Status
+	}
+	for name, st := range want {
+		if got[name] != st {
+			t.Errorf("context %s: status %q, want %q\n%s", name, got[name], st, r.result)
+		}
+	}
+}
+
+// placed is where the package's labels put each object: shard a's
+// namespaces in A, shard b's in B, cluster-scoped objects in both.
+func (a *applyE2E) placed(t testing.TB) map[string][]clusterItem {
+	t.Helper()
+	shard := map[string]string{}
+	items := a.e.items(t, a.pkg)
+	for _, it := range items {
+		if it.Kind == "Namespace" {
+			text := clusterReadFile(t, filepath.Join(a.pkg, it.File))
+			switch {
+			case strings.Contains(text, "name: "+it.Name+"\n  labels:\n    apply.e2e.shardrouter.dev/shard: a"):
+				shard[it.Name] = "A"
+			case strings.Contains(text, "name: "+it.Name+"\n  labels:\n    apply.e2e.shardrouter.dev/shard: b"):
+				shard[it.Name] = "B"
+			default:
+				t.Fatalf("%s: no shard label", it)
+			}
+		}
+	}
+	out := map[string][]clusterItem{}
+	for _, it := range items {
+		if it.Namespace == "" && it.Kind != "Namespace" {
+			out["A"], out["B"] = append(out["A"], it), append(out["B"], it)
+			continue
+		}
+		ns := it.Namespace
+		if it.Kind == "Namespace" {
+			ns = it.Name
+		}
+		out[shard[ns]] = append(out[shard[ns]], it)
+	}
+	return out
+}
+
+// checkPlaced asserts that every object is in exactly the clusters the
+// package's labels name, with the context annotation split wrote.
+func (a *applyE2E) checkPlaced(t testing.TB) {
+	t.Helper()
+	placed := a.placed(t)
+	for _, name := range a.e.names {
+		for _, it := range a.e.items(t, a.pkg) {
+			obj := a.e.clusters[name].API.Get(t, it.path(t))
+			want := slices.ContainsFunc(placed[name], func(p clusterItem) bool { return p.String() == it.String() })
+			switch {
+			case want && obj == nil:
+				t.Errorf("%s: missing in cluster %s", it, name)
+			case !want && obj != nil && !terminating(obj):
+				t.Errorf("%s: in cluster %s, where the package does not put it", it, name)
+			case want && !strings.Contains(clusterAnnotation(obj, clusterContextAnnotation), name):
+				t.Errorf("%s in cluster %s: annotated %q", it, name, clusterAnnotation(obj, clusterContextAnnotation))
+			}
+		}
+	}
+}
+
+func terminating(obj map[string]any) bool {
+	meta, _ := obj["metadata"].(map[string]any)
+	_, ok := meta["deletionTimestamp"]
+	return ok
+}
+
+// versions are the resourceVersions of every object of the package, in
+// every cluster.
+func (a *applyE2E) versions(t testing.TB) map[string]string {
+	t.Helper()
+	return a.e.resourceVersions(t, a.e.items(t, a.pkg))
+}
+
+// kptChangesNothing runs the real kpt live apply on every OUT/<ctx>: it
+// must apply every object successfully, prune nothing, and change no
+// resourceVersion.
+func (a *applyE2E) kptChangesNothing(t *testing.T) {
+	t.Helper()
+	before := a.versions(t)
+	for _, ctx := range a.e.names {
+		res := runCmd(t, cmdSpec{Timeout: 5 * time.Minute}, a.e.kpt, "live", "apply", filepath.Join(a.out, ctx),
+			"--context", ctx, "--kubeconfig", a.e.kubeconfig, "--reconcile-timeout", "2m")
+		if res.ExitCode != 0 {
+			t.Fatalf("kpt live apply --context %s:\n%s", ctx, res)
+		}
+		s := clusterParseApply(t, res.Stdout)
+		s.Output = res.Stdout
+		s.requireClean(t, ctx)
+	}
+	clusterSameVersions(t, before, a.versions(t))
+}
+
+// placement: apply the package (per-shard namespaces, a CRD with custom
+// objects, broadcast cluster-scoped objects) to both clusters; every
+// object is where its labels say, and the real kpt then changes nothing.
+func (a *applyE2E) placement(t *testing.T) {
+	a.pkg, a.out = filepath.Join(filepath.Dir(a.e.pkg), "apply-pkg"), filepath.Join(filepath.Dir(a.e.pkg), "apply-out")
+	copyTree(t, filepath.Join(repoRoot(t), "test", "e2e", "testdata", "apply"), a.pkg)
+	// TestCluster's kpt runs installed kpt's ResourceGroup CRD; remove it
+	// from B (its inventories are no longer used), so that apply must
+	// install it as kpt does.
+	apiB := a.e.clusters["B"].API
+	const rgCRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/resourcegroups.kpt.dev"
+	if code, body, err := apiB.do("DELETE", rgCRD, "", nil); err != nil || (code != 200 && code != 404) {
+		t.Fatalf("deleting the ResourceGroup CRD from B: %d %v %s", code, err, body)
+	}
+	clusterWait(t, apiB.proc, "ResourceGroup CRD deleted", func() error {
+		if apiB.Get(t, rgCRD) != nil {
+			return fmt.Errorf("still there")
+		}
+		return nil
+	})
+	r := a.mustApply(t, v1alpha1.ApplyApplied)
+	placed := a.placed(t)
+	for _, c := range r.report.Contexts {
+		if c.Objects != len(placed[c.Name]) || c.Applied != c.Objects || c.Reconciled != c.Objects {
+			t.Errorf("context %s: %d objects, %d applied, %d reconciled; the package puts %d there", c.Name, c.Objects, c.Applied, c.Reconciled, len(placed[c.Name]))
+		}
+	}
+	clusterMentions(t, "apply's progress", r.Stderr, "A: applying", "B: applying", "waiting for the objects to be Current", "B: installing kpt's ResourceGroup CRD")
+	a.checkPlaced(t)
+	a.kptChangesNothing(t)
+}
+
+// unchanged: a second apply changes no resourceVersion and says Unchanged.
+func (a *applyE2E) unchanged(t *testing.T) {
+	before, outBefore := a.versions(t), snapshot(t, a.out)
+	a.mustApply(t, v1alpha1.ApplyUnchanged)
+	clusterSameVersions(t, before, a.versions(t))
+	clusterSameFiles(t, "an unchanged apply", outBefore, snapshot(t, a.out))
+}
+
+// setValue changes the value of a ConfigMap of the package.
+func (a *applyE2E) setValue(t testing.TB, file, name, value string) {
+	t.Helper()
+	p := filepath.Join(a.pkg, file)
+	text := clusterReadFile(t, p)
+	i := strings.Index(text, "name: "+name+"\n")
+	if i < 0 {
+		t.Fatalf("%s: no %s", file, name)
+	}
+	j := strings.Index(text[i:], "value: ")
+	end := strings.Index(text[i+j:], "\n")
+	writeFile(t, p, text[:i+j]+"value: \""+value+"\""+text[i+j+end:])
+}
+
+func (a *applyE2E) liveValue(t testing.TB, ctx, ns, name string) string {
+	t.Helper()
+	obj := a.e.clusters[ctx].API.Get(t, "/api/v1/namespaces/"+ns+"/configmaps/"+name)
+	if obj == nil {
+		return ""
+	}
+	data, _ := obj["data"].(map[string]any)
+	v, _ := data["value"].(string)
+	return v
+}
+
+// oneDown: with B's apiserver stopped, a change for both applies to A,
+// fails B (named in the report), leaves OUT/B as it was and exits 1; once
+// B is back, apply converges.
+func (a *applyE2E) oneDown(t *testing.T) {
+	a.setValue(t, "apply-a1.yaml", "settings-1", "down-1")
+	a.setValue(t, "apply-b1.yaml", "settings-1", "down-1")
+	outB := snapshot(t, filepath.Join(a.out, "B"))
+	apiB := a.e.clusters["B"].API
+	apiB.proc.stop()
+	r := a.apply(t)
+	apiB.start(t, "")
+	apiB.waitReady(t)
+	if r.ExitCode != 1 {
+		t.Errorf("apply with B down: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyFailed})
+	for _, c := range r.report.Contexts {
+		if c.Name == "B" && !strings.Contains(c.Error, `context "B"`) {
+			t.Errorf("B's error does not name it: %q", c.Error)
+		}
+	}
+	clusterSameFiles(t, "OUT/B of a failed apply", outB, snapshot(t, filepath.Join(a.out, "B")))
+	if got := a.liveValue(t, "A", "apply-a1", "settings-1"); got != "down-1" {
+		t.Errorf("A was not applied: settings-1 = %q", got)
+	}
+	if !strings.Contains(clusterReadFile(t, filepath.Join(a.out, "A", "apply-a1.yaml")), "down-1") {
+		t.Error("OUT/A does not hold what A received")
+	}
+
+	r = a.apply(t)
+	if r.ExitCode != 0 {
+		t.Fatalf("apply once B is back:\n%s", r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyUnchanged, "B": v1alpha1.ApplyApplied})
+	if got := a.liveValue(t, "B", "apply-b1", "settings-1"); got != "down-1" {
+		t.Errorf("B did not converge: settings-1 = %q", got)
+	}
+	a.checkPlaced(t)
+}
+
+// movingPaths are the API paths of namespace ns and its objects.
+func movingPaths(ns string, configMaps int) []string {
+	paths := []string{"/api/v1/namespaces/" + ns, "/api/v1/namespaces/" + ns + "/serviceaccounts/worker",
+		"/apis/apply.e2e.shardrouter.dev/v1/namespaces/" + ns + "/gadgets/gadget-1"}
+	for i := 1; i <= configMaps; i++ {
+		paths = append(paths, fmt.Sprintf("/api/v1/namespaces/%s/configmaps/settings-%d", ns, i))
+	}
+	return paths
+}
+
+// sample is one poll of both clusters: which moving objects each holds.
+type sample struct {
+	at   time.Time
+	in   map[string][2]bool // path -> held by A, by B
+	errs []string
+}
+
+// poller samples both clusters every 50 ms until stopped.
+type poller struct {
+	stop    chan struct{}
+	done    sync.WaitGroup
+	samples []sample
+}
+
+func (a *applyE2E) startPoller(paths []string) *poller {
+	p := &poller{stop: make(chan struct{})}
+	p.done.Add(1)
+	go func() {
+		defer p.done.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			s := sample{at: time.Now(), in: map[string][2]bool{}}
+			for _, path := range paths {
+				var held [2]bool
+				for i, name := range []string{"A", "B"} {
+					code, body, err := a.e.clusters[name].API.do("GET", path, "", nil)
+					switch {
+					case err != nil || (code != 200 && code != 404):
+						s.errs = append(s.errs, fmt.Sprintf("%s GET %s: %d %v %s", name, path, code, err, body))
+					case code == 200:
+						held[i] = !strings.Contains(string(body), `"deletionTimestamp"`)
+					}
+				}
+				s.in[path] = held
+			}
+			p.samples = append(p.samples, s)
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *poller) finish() []sample {
+	close(p.stop)
+	p.done.Wait()
+	return p.samples
+}
+
+// checkHandoff asserts that at every sample every moving object is in at
+// least one cluster, and that A's copy is gone (or terminating) only after
+// B's exists.
+func checkHandoff(t *testing.T, samples []sample, paths []string, wantFinal [2]bool) {
+	t.Helper()
+	if len(samples) < 10 {
+		t.Fatalf("only %d samples", len(samples))
+	}
+	for _, s := range samples {
+		for _, e := range s.errs {
+			t.Errorf("sample at %s: %s", s.at.Format(time.StampMilli), e)
+		}
+	}
+	for _, path := range paths {
+		firstInB, goneFromA := -1, -1
+		for i, s := range samples {
+			held := s.in[path]
+			if !held[0] && !held[1] {
+				t.Errorf("%s: in neither cluster at %s (sample %d of %d)", path, s.at.Format(time.StampMilli), i, len(samples))
+			}
+			if held[1] && firstInB < 0 {
+				firstInB = i
+			}
+			if !held[0] && goneFromA < 0 {
+				goneFromA = i
+			}
+		}
+		if goneFromA >= 0 && (firstInB < 0 || goneFromA < firstInB) {
+			t.Errorf("%s: gone from A at sample %d, in B from sample %d", path, goneFromA, firstInB)
+		}
+		if last := samples[len(samples)-1].in[path]; last != wantFinal {
+			t.Errorf("%s: at the end held by A, B = %v, want %v", path, last, wantFinal)
+		}
+	}
+}
+
+// relabel moves namespace ns to shard.
+func (a *applyE2E) relabel(t testing.TB, ns, shard string) {
+	t.Helper()
+	p := filepath.Join(a.pkg, ns+".yaml")
+	text := clusterReadFile(t, p)
+	for _, from := range []string{"a", "b"} {
+		text = strings.Replace(text, "apply.e2e.shardrouter.dev/shard: "+from+"\n", "apply.e2e.shardrouter.dev/shard: "+shard+"\n", 1)
+	}
+	writeFile(t, p, text)
+}
+
+func (a *applyE2E) setAllowMoves(t testing.TB, allow bool) {
+	t.Helper()
+	p := filepath.Join(a.pkg, "shards.yaml")
+	text := strings.Replace(clusterReadFile(t, p), "  allowMoves: true\n", "", 1)
+	if allow {
+		text += "  allowMoves: true\n"
+	}
+	writeFile(t, p, text)
+}
+
+// moveHandsOff: namespace apply-a2 moves from A to B (allowMoves) while a
+// poller samples both APIs: every moving object is in at least one
+// cluster at every sample, and A's copy goes only after B's exists.
+func (a *applyE2E) moveHandsOff(t *testing.T) {
+	a.relabel(t, "apply-a2", "b")
+	if r := a.apply(t); r.ExitCode == 0 || !strings.Contains(r.Stdout+r.Stderr, "allowMoves") {
+		t.Fatalf("a move without allowMoves was not refused:\n%s", r.result)
+	}
+	a.setAllowMoves(t, true)
+	paths := movingPaths("apply-a2", 2)
+	p := a.startPoller(paths)
+	r := a.apply(t)
+	samples := p.finish()
+	if r.ExitCode != 0 {
+		t.Fatalf("the move:\n%s", r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
+	if len(r.report.Handoffs) != len(paths) || len(r.report.HeldInBoth) != 0 {
+		t.Errorf("%d handoffs, %d held in both; want %d and 0\n%s", len(r.report.Handoffs), len(r.report.HeldInBoth), len(paths), r.Stdout)
+	}
+	checkHandoff(t, samples, paths, [2]bool{false, true})
+	t.Logf("%d samples over %s", len(samples), samples[len(samples)-1].at.Sub(samples[0].at).Round(time.Millisecond))
+	a.checkPlaced(t)
+	a.kptChangesNothing(t)
+}
+
+// neverReady: a Deployment that can never become ready (no node runs its
+// pods) in B, while namespace apply-a3 moves from A to B: B fails within
+// the reconcile timeout, A keeps apply-a3 (held in both, named in the
+// report), exit 1. Without the Deployment, a rerun finishes the handoff.
+func (a *applyE2E) neverReady(t *testing.T) {
+	deployment := filepath.Join(a.pkg, "never-ready.yaml")
+	writeFile(t, deployment, `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: never-ready
+  namespace: apply-b2
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: never-ready}
+  template:
+    metadata:
+      labels: {app: never-ready}
+    spec:
+      containers:
+      - name: app
+        image: registry.invalid/never:1
+`)
+	a.relabel(t, "apply-a3", "b")
+	paths := movingPaths("apply-a3", 2)
+	p := a.startPoller(paths)
+	start := time.Now()
+	r := a.apply(t, "--reconcile-timeout", "15s")
+	took := time.Since(start)
+	samples := p.finish()
+	t.Logf("apply with a never-ready Deployment took %s", took.Round(time.Second))
+	if r.ExitCode != 1 {
+		t.Fatalf("exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplyFailed})
+	clusterMentions(t, "the report", r.Stdout, "never-ready", "reconcile-timeout")
+	if len(r.report.HeldInBoth) != len(paths) {
+		t.Errorf("%d objects held in both, want %d\n%s", len(r.report.HeldInBoth), len(paths), r.Stdout)
+	}
+	checkHandoff(t, samples, paths, [2]bool{true, true})
+
+	if err := os.Remove(deployment); err != nil {
+		t.Fatal(err)
+	}
+	p = a.startPoller(paths)
+	r = a.apply(t)
+	samples = p.finish()
+	if r.ExitCode != 0 {
+		t.Fatalf("the rerun:\n%s", r.result)
+	}
+	checkHandoff(t, samples, paths, [2]bool{false, true})
+	a.setAllowMoves(t, false)
+	a.checkPlaced(t)
+}
+
+// refusedAndDryRun: a mass prune is refused before anything changes, also
+// when only the cluster's inventory knows what would be pruned (OUT/B
+// gone); --dry-run changes neither clusters nor files.
+func (a *applyE2E) refusedAndDryRun(t *testing.T) {
+	saved := t.TempDir()
+	var removed []string
+	for _, f := range []string{"apply-b1.yaml", "apply-b2.yaml", "apply-a2.yaml", "apply-a3.yaml"} {
+		removed = append(removed, f)
+		if err := os.Rename(filepath.Join(a.pkg, f), filepath.Join(saved, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, outBefore := a.versions(t), snapshot(t, a.out)
+	r := a.apply(t)
+	if r.ExitCode != 1 {
+		t.Errorf("a mass prune: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	clusterMentions(t, "the refusal", r.Stdout+r.Stderr, "mass-deletion guard", `"B"`)
+
+	// OUT/B moved away: only B's live inventory says what it holds.
+	if err := os.Rename(filepath.Join(a.out, "B"), filepath.Join(saved, "out-B")); err != nil {
+		t.Fatal(err)
+	}
+	r = a.apply(t)
+	if r.ExitCode != 1 {
+		t.Errorf("a mass prune of what only the inventory holds: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	clusterMentions(t, "the refusal", r.Stdout, "mass-deletion guard", "ResourceGroup", `"B"`)
+	if err := os.Rename(filepath.Join(saved, "out-B"), filepath.Join(a.out, "B")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range removed {
+		if err := os.Rename(filepath.Join(saved, f), filepath.Join(a.pkg, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clusterSameVersions(t, before, a.versions(t))
+	clusterSameFiles(t, "a refused apply", outBefore, snapshot(t, a.out))
+
+	a.setValue(t, "apply-a1.yaml", "settings-2", "dry")
+	a.setValue(t, "apply-b1.yaml", "settings-2", "dry")
+	r = a.apply(t, "--dry-run")
+	if r.ExitCode != 0 || !r.report.DryRun {
+		t.Fatalf("--dry-run:\n%s", r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
+	clusterSameVersions(t, before, a.versions(t))
+	clusterSameFiles(t, "a dry run", outBefore, snapshot(t, a.out))
+	a.mustApply(t, v1alpha1.ApplyApplied)
+}
+
+// badInput: a context missing from the kubeconfig, an unreadable
+// kubeconfig, an object the apiserver rejects and a depends-on into the
+// other context are errors naming the context and the object.
+func (a *applyE2E) badInput(t *testing.T) {
+	before, outBefore := a.versions(t), snapshot(t, a.out)
+	onlyA := filepath.Join(t.TempDir(), "kubeconfig")
+	clusterWriteKubeconfig(t, onlyA, a.e.clusters["A"].API.creds.Token, a.e.clusters["A"].API)
+	res := runCmd(t, cmdSpec{}, a.e.bin, "apply", a.pkg, "--out", a.out, "--kubeconfig", onlyA)
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, `"B"`) || !strings.Contains(res.Stderr, onlyA) {
+		t.Errorf("a kubeconfig without B:\n%s", res)
+	}
+	res = runCmd(t, cmdSpec{}, a.e.bin, "apply", a.pkg, "--out", a.out, "--kubeconfig", filepath.Join(t.TempDir(), "absent"))
+	if res.ExitCode != 1 || !strings.Contains(res.Stderr, "absent") {
+		t.Errorf("an absent kubeconfig:\n%s", res)
+	}
+	clusterSameVersions(t, before, a.versions(t))
+	clusterSameFiles(t, "apply with a bad kubeconfig", outBefore, snapshot(t, a.out))
+
+	dependsOn := filepath.Join(a.pkg, "depends.yaml")
+	writeFile(t, dependsOn, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: needs-b
+  namespace: apply-a1
+  annotations:
+    config.kubernetes.io/depends-on: /namespaces/apply-b1/ConfigMap/settings-1
+`)
+	r := a.apply(t)
+	if r.ExitCode != 1 {
+		t.Errorf("a depends-on into B: exit %d\n%s", r.ExitCode, r.result)
+	}
+	clusterMentions(t, "the depends-on refusal", r.Stdout, `context \"A\"`, "needs-b", "settings-1", "depends-on")
+	clusterSameVersions(t, before, a.versions(t))
+
+	writeFile(t, dependsOn, `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: rejected
+  namespace: apply-a1
+data:
+  "not a valid key!": x
+`)
+	r = a.apply(t)
+	if r.ExitCode != 1 {
+		t.Errorf("a rejected object: exit %d\n%s", r.ExitCode, r.result)
+	}
+	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyFailed, "B": v1alpha1.ApplyUnchanged})
+	clusterMentions(t, "the rejection", r.Stdout, `context \"A\"`, "ConfigMap apply-a1/rejected")
+	if err := os.Remove(dependsOn); err != nil {
+		t.Fatal(err)
+	}
+	a.mustApply(t, v1alpha1.ApplyUnchanged)
+}
+
+// killed: apply killed with SIGKILL at random moments, then rerun: every
+// OUT/<ctx> is always a whole package (the old or the new one), and the
+// rerun converges.
+func (a *applyE2E) killed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
+	for round := 1; round <= 4; round++ {
+		value := fmt.Sprintf("kill-%d", round)
+		a.setValue(t, "apply-a1.yaml", "settings-3", value)
+		a.setValue(t, "apply-b1.yaml", "settings-3", value)
+		old := map[string]map[string]string{}
+		for _, ctx := range a.e.names {
+			old[ctx] = snapshot(t, filepath.Join(a.out, ctx))
+		}
+		cmd := exec.Command(a.e.bin, "apply", a.pkg, "--out", a.out, "--kubeconfig", a.e.kubeconfig)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		delay := time.Duration(rng.IntN(3000)) * time.Millisecond
+		time.Sleep(delay)
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		if res := runCmd(t, cmdSpec{}, a.e.bin, "plan", a.pkg, "--previous", a.out); res.ExitCode != 0 {
+			t.Errorf("round %d (killed after %s): OUT does not read back:\n%s", round, delay, res)
+		}
+		for _, ctx := range a.e.names {
+			now := snapshot(t, filepath.Join(a.out, ctx))
+			applied := strings.Contains(now["apply-"+strings.ToLower(ctx)+"1.yaml"], value)
+			if !applied {
+				clusterSameFiles(t, fmt.Sprintf("round %d: OUT/%s, not applied", round, ctx), old[ctx], now)
+			}
+			t.Logf("round %d, killed after %s: OUT/%s holds the new package: %v", round, delay, ctx, applied)
+		}
+		r := a.apply(t)
+		if r.ExitCode != 0 {
+			t.Fatalf("round %d: the rerun:\n%s", round, r.result)
+		}
+		for _, ctx := range a.e.names {
+			if got := a.liveValue(t, ctx, "apply-"+strings.ToLower(ctx)+"1", "settings-3"); got != value {
+				t.Errorf("round %d: %s did not converge: %q", round, ctx, got)
+			}
+		}
+	}
+	// OUT is exactly what split writes, and kpt finds nothing to do.
+	fresh := filepath.Join(t.TempDir(), "out")
+	mustRun(t, cmdSpec{}, a.e.bin, "split", a.pkg, "-o", fresh)
+	clusterSameFiles(t, "OUT against a fresh split", snapshot(t, fresh), snapshot(t, a.out))
+	a.checkPlaced(t)
+	a.kptChangesNothing(t)
+}
