@@ -3,121 +3,107 @@ package status
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/split"
 )
 
-// fleet is OUT_DIR and the kubeconfig.
+// fleet is what status reads: OUT_DIR's context packages, and the
+// kubeconfig's contexts of the same names.
 type fleet struct {
 	outDir string
-	names  []string
-	rules  *clientcmd.ClientConfigLoadingRules
+	// names are the contexts to read, in order.
+	names []string
+	kc    *cluster.Kubeconfig
 }
 
-func openFleet(outDir, kubeconfig string) (*fleet, error) {
-	entries, err := os.ReadDir(outDir)
+// openFleet reads OUT_DIR's contexts, checks that each of names (default:
+// all of them) has a package, then loads the kubeconfig.
+func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
+	all, err := split.Contexts(outDir)
 	if err != nil {
-		return nil, fmt.Errorf("reading OUT_DIR: %w", err)
+		return nil, err
 	}
-	fl := &fleet{outDir: outDir, rules: clientcmd.NewDefaultClientConfigLoadingRules()}
-	fl.rules.ExplicitPath = kubeconfig
-	for _, e := range entries {
-		if _, err := os.Stat(filepath.Join(outDir, e.Name(), "resourcegroup.yaml")); e.IsDir() && err == nil {
-			fl.names = append(fl.names, e.Name())
-		}
+	if len(names) == 0 {
+		names = all
 	}
-	slices.Sort(fl.names)
-	return fl, nil
-}
-
-func (fl *fleet) contexts() []string { return fl.names }
-
-func (fl *fleet) require(names []string) error {
+	var missing []string
 	for _, n := range names {
-		if !slices.Contains(fl.names, n) {
-			return fmt.Errorf("context %q has no package in %s (it holds %v)", n, fl.outDir, fl.names)
+		if !slices.Contains(all, n) {
+			missing = append(missing, fmt.Sprintf("%q", n))
 		}
 	}
-	return nil
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no package for context %s in %s (it holds %s)", strings.Join(missing, ", "), outDir, strings.Join(all, ", "))
+	}
+	kc, err := cluster.LoadKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet{outDir: outDir, names: names, kc: kc}, nil
 }
 
-// conn is one context's cluster and package.
+// conn is one context: its client factory (built as kpt builds its own),
+// its dynamic client and its REST mapper.
 type conn struct {
 	name, dir string
+	factory   cmdutil.Factory
 	dynamic   dynamic.Interface
 	mapper    meta.RESTMapper
 }
 
+// connect builds the context's clients and asks the cluster its version:
+// an error means the context is unreachable (or not in the kubeconfig).
 func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(fl.rules, &clientcmd.ConfigOverrides{CurrentContext: name}).ClientConfig()
+	if err := fl.kc.Require([]string{name}); err != nil {
+		return nil, err
+	}
+	f := fl.kc.Factory(name)
+	cfg, err := f.ToRESTConfig() // once: each call asks the cluster about flow control
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = -1, -1
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
 		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &conn{name: name, dir: filepath.Join(fl.outDir, name), dynamic: dyn,
-		mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}, nil
-}
-
-// contextPackage is one context's package: its objects and its inventory.
-type contextPackage struct {
-	objects   []*unstructured.Unstructured
-	inventory inventoryRef
-}
-
-// inventoryRef names a package's ResourceGroup.
-type inventoryRef struct {
-	Namespace, Name, ID string
-}
-
-func (c *conn) readPackage() (*contextPackage, error) {
-	nodes, err := (&kio.LocalPackageReader{PackagePath: c.dir, OmitReaderAnnotations: true}).Read()
+	mapper, err := f.ToRESTMapper()
 	if err != nil {
 		return nil, err
 	}
-	pkg := &contextPackage{}
-	for _, n := range nodes {
-		switch {
-		case n.GetKind() == "ResourceGroup":
-			pkg.inventory = inventoryRef{Namespace: n.GetNamespace(), Name: n.GetName(), ID: n.GetLabels()["cli-utils.sigs.k8s.io/inventory-id"]}
-		case n.GetAnnotations()["config.kubernetes.io/local-config"] == "true":
-		default:
-			u, err := toUnstructured(n)
-			if err != nil {
-				return nil, err
-			}
-			pkg.objects = append(pkg.objects, u)
-		}
-	}
-	return pkg, nil
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: mapper}, nil
 }
 
-func toUnstructured(n *yaml.RNode) (*unstructured.Unstructured, error) {
-	data, err := n.MarshalJSON()
+// readPackage reads the context's package as kpt live apply reads it.
+func (c *conn) readPackage() (*cluster.Package, error) {
+	return cluster.ReadPackage(c.factory, c.name, c.dir)
+}
+
+// readInventory reads the objects the context's live ResourceGroup lists;
+// found is false when the cluster has none (or not even its CRD).
+func (c *conn) readInventory(pkg *cluster.Package) (refs []v1alpha1.ObjectRef, found bool, err error) {
+	live, err := cluster.ReadLiveInventory(c.factory, pkg.Inventory)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	u := &unstructured.Unstructured{}
-	return u, u.UnmarshalJSON(data)
+	for _, id := range live.Objects {
+		refs = append(refs, v1alpha1.ObjectRef{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name})
+	}
+	return refs, live.Found, nil
 }

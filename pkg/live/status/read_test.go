@@ -53,28 +53,6 @@ func TestGroupReads(t *testing.T) {
 	}
 }
 
-func TestInventoryRefs(t *testing.T) {
-	rg := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"resources": []any{
-		map[string]any{"group": "apps", "kind": "Deployment", "namespace": "a", "name": "web"},
-		map[string]any{"group": "", "kind": "Namespace", "name": "a"},
-	}}}}
-	refs, err := inventoryRefs(rg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []v1alpha1.ObjectRef{{Group: "apps", Kind: "Deployment", Namespace: "a", Name: "web"}, {Kind: "Namespace", Name: "a"}}
-	if !slices.Equal(refs, want) {
-		t.Errorf("refs = %v, want %v", refs, want)
-	}
-	if refs, err := inventoryRefs(&unstructured.Unstructured{Object: map[string]any{}}); err != nil || len(refs) != 0 {
-		t.Errorf("an inventory without spec.resources: %v, %v; want none", refs, err)
-	}
-	bad := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"resources": []any{"x"}}}}
-	if _, err := inventoryRefs(bad); err == nil || !strings.Contains(err.Error(), "spec.resources[0]") {
-		t.Errorf("a malformed entry: %v", err)
-	}
-}
-
 func TestOwnedBy(t *testing.T) {
 	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x"}}}
 	got := ownedBy(u, "id-1")

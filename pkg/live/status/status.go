@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
 )
 
 // Defaults of Options.
@@ -65,17 +66,11 @@ func (o *Options) setDefaults() {
 // reported as such, with its error, and never hides the others.
 func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 	opts.setDefaults()
-	fl, err := openFleet(opts.OutDir, opts.Kubeconfig)
+	fl, err := openFleet(opts.OutDir, opts.Kubeconfig, opts.Contexts)
 	if err != nil {
 		return nil, err
 	}
-	names := opts.Contexts
-	if len(names) == 0 {
-		names = fl.contexts()
-	}
-	if err := fl.require(names); err != nil {
-		return nil, err
-	}
+	names := fl.names
 	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
 		Contexts: make([]v1alpha1.ContextStatus, len(names))}
 	var g errgroup.Group
@@ -125,8 +120,8 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
-	st.Inventory.Namespace, st.Inventory.Name = pkg.inventory.Namespace, pkg.inventory.Name
-	inv, found, err := c.readInventory(ctx, pkg.inventory)
+	st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
+	inv, found, err := c.readInventory(pkg)
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
@@ -155,12 +150,12 @@ func contextError(ctx context.Context, err error, timeout time.Duration) string 
 
 // checkObjects reads the package's objects and the inventory's in batches,
 // then computes each one's health, inventory state and drift.
-func checkObjects(ctx context.Context, cl *conn, pkg *contextPackage, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
+func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
 	want := map[v1alpha1.ObjectRef]*unstructured.Unstructured{}
 	var refs []v1alpha1.ObjectRef
-	for _, u := range pkg.objects {
+	for _, u := range pkg.Objects {
 		r := refOf(u)
-		want[r] = ownedBy(u, pkg.inventory.ID)
+		want[r] = ownedBy(u, pkg.Inventory.ID())
 		refs = append(refs, r)
 	}
 	inInventory := map[v1alpha1.ObjectRef]bool{}
