@@ -53,13 +53,15 @@ func TestGroupReads(t *testing.T) {
 	}
 }
 
-func TestOwnedBy(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x"}}}
-	got := ownedBy(u, "id-1")
-	if got.GetAnnotations()[owningInventoryAnnotation] != "id-1" {
-		t.Errorf("annotations %v", got.GetAnnotations())
+func TestAsApplied(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "x", "annotations": map[string]any{
+		"config.kubernetes.io/path": "a.yaml", "internal.config.kubernetes.io/path": "a.yaml",
+		"config.kubernetes.io/index": "0", "internal.config.kubernetes.io/index": "0", "team": "a"}}}}
+	got := asApplied(u, "id-1").GetAnnotations()
+	if len(got) != 2 || got[owningInventoryAnnotation] != "id-1" || got["team"] != "a" {
+		t.Errorf("annotations %v, want team and the owning inventory only", got)
 	}
-	if len(u.GetAnnotations()) != 0 {
-		t.Error("ownedBy changed the package's object")
+	if len(u.GetAnnotations()) != 5 {
+		t.Error("asApplied changed the package's object")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
@@ -155,7 +156,7 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	var refs []v1alpha1.ObjectRef
 	for _, u := range pkg.Objects {
 		r := refOf(u)
-		want[r] = ownedBy(u, pkg.Inventory.ID())
+		want[r] = asApplied(u, pkg.Inventory.ID())
 		refs = append(refs, r)
 	}
 	inInventory := map[v1alpha1.ObjectRef]bool{}
@@ -165,7 +166,7 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 			refs = append(refs, r)
 		}
 	}
-	batches, _, err := groupReads(cl.mapper, refs)
+	batches, unserved, err := groupReads(cl.mapper, refs)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +186,9 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 			o.Inventory = v1alpha1.ObjectNotApplied
 		}
 		o.Status, o.Message = health(live[r])
+		if slices.Contains(unserved, r) {
+			o.Message = "the cluster does not serve this kind"
+		}
 		if want[r] != nil && live[r] != nil {
 			checks = append(checks, driftCheck{ref: r, resource: resources[r], want: want[r], live: live[r]})
 		}
@@ -249,10 +253,12 @@ func refOf(u *unstructured.Unstructured) v1alpha1.ObjectRef {
 	return v1alpha1.ObjectRef{Group: gv.Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
-// ownedBy returns a copy of u with the owning-inventory annotation
-// cli-utils adds to every object it applies.
-func ownedBy(u *unstructured.Unstructured, inventoryID string) *unstructured.Unstructured {
+// asApplied returns a copy of u as cli-utils sends it to the cluster:
+// without kyaml's path and index annotations (kpt's reader adds them), and
+// with the owning-inventory annotation.
+func asApplied(u *unstructured.Unstructured, inventoryID string) *unstructured.Unstructured {
 	u = u.DeepCopy()
+	object.StripKyamlAnnotations(u)
 	ann := u.GetAnnotations()
 	if ann == nil {
 		ann = map[string]string{}
