@@ -167,6 +167,7 @@ func (e *clusterE2E) statusDrift(t *testing.T) {
 		t.Errorf("status without --detailed-exitcode: exit %d, want 0\n%s", res.ExitCode, res)
 	}
 	res = runCmd(t, cmdSpec{}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig)
+	t.Logf("shard-router status (table):\n%s", res.Stdout)
 	clusterMentions(t, "status (table)", res.Stdout, "Needs attention in A (4):", "data.shard", "Secret alpha/web-secret", "NotFound")
 	// An apply puts everything back.
 	e.apply(t, "A")
@@ -240,6 +241,7 @@ func (e *clusterE2E) statusUnreachable(t *testing.T) {
 		}
 	}
 	res := runCmd(t, cmdSpec{}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig)
+	t.Logf("shard-router status (table) with B stopped:\n%s", res.Stdout)
 	clusterMentions(t, "status (table) with B stopped", res.Stdout, "unreachable", "B: unreachable: ")
 	if res.ExitCode != 1 {
 		t.Errorf("status (table) with B stopped: exit %d, want 1", res.ExitCode)
