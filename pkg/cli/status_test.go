@@ -70,6 +70,51 @@ current-context: ctx-00
 	}
 }
 
+// TestStatusTimeout: a cluster that accepts connections and never answers
+// is reported as timed out after --timeout, and the command ends.
+func TestStatusTimeout(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", copySplitPackage(t), "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() { // accept, and hold every connection without a word
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				c.Close()
+			}
+		}()
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	writeTestFile(t, kubeconfig, `apiVersion: v1
+kind: Config
+clusters: [{name: mute, cluster: {server: "https://`+l.Addr().String()+`", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: ctx-00, context: {cluster: mute, user: u}}]
+current-context: ctx-00
+`)
+	code, stdout, stderr := execCLI(t, "", "status", out, "--kubeconfig", kubeconfig, "--context", "ctx-00", "--timeout", "1s", "-o", "json")
+	var doc v1alpha1.FleetStatus
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	if c := doc.Contexts[0]; code != 1 || c.Reachable || !strings.HasPrefix(c.Error, "timed out after 1s (--timeout)") {
+		t.Errorf("exit %d, context %+v; want 1, unreachable, timed out", code, c)
+	}
+}
+
 func TestStatusRefusals(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	if code, _, stderr := execCLI(t, "", "split", copySplitPackage(t), "-o", out); code != 0 {
