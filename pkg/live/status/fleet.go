@@ -90,11 +90,6 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: mapper}, nil
 }
 
-// readPackage reads the context's package as kpt live apply reads it.
-func (c *conn) readPackage() (*cluster.Package, error) {
-	return cluster.ReadPackage(c.factory, c.name, c.dir)
-}
-
 // readInventory reads the objects the context's live ResourceGroup lists;
 // found is false when the cluster has none (or not even its CRD).
 func (c *conn) readInventory(pkg *cluster.Package) (refs []v1alpha1.ObjectRef, found bool, err error) {

@@ -15,10 +15,18 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
-// listPageSize bounds one page of a list, and so the memory one read holds.
-const listPageSize = 500
+const (
+	// listPageSize bounds one page of a list, and so the memory one read
+	// holds.
+	listPageSize = 500
+	// listMin is the fewest objects of one resource in one namespace that
+	// are read with a list; fewer are read with a get each, so that a few
+	// objects never pull a whole namespace (or, for a cluster-scoped kind,
+	// the whole cluster's).
+	listMin = 16
+)
 
-// batch is the objects of one resource in one namespace ("" for a
+// batch is objects of one resource in one namespace ("" for a
 // cluster-scoped resource): read with one list when there are several,
 // with one get when there is one.
 type batch struct {
@@ -63,6 +71,22 @@ func groupReads(mapper meta.RESTMapper, refs []v1alpha1.ObjectRef) (batches []*b
 		b.refs = append(b.refs, r)
 	}
 	return batches, unserved, nil
+}
+
+// splitSmall turns each batch of fewer than min objects into batches of
+// one object: one get each.
+func splitSmall(batches []*batch, min int) []*batch {
+	var out []*batch
+	for _, b := range batches {
+		if len(b.refs) >= min {
+			out = append(out, b)
+			continue
+		}
+		for _, r := range b.refs {
+			out = append(out, &batch{resource: b.resource, namespace: b.namespace, refs: []v1alpha1.ObjectRef{r}})
+		}
+	}
+	return out
 }
 
 // readLive reads every batch, at most parallel at once, and returns the

@@ -51,6 +51,16 @@ func TestGroupReads(t *testing.T) {
 	if len(unserved) != 1 || unserved[0].Kind != "Widget" {
 		t.Errorf("unserved = %v, want the Widget", unserved)
 	}
+	var sizes []int
+	for _, b := range splitSmall(batches, 2) {
+		sizes = append(sizes, len(b.refs))
+	}
+	if want := []int{2, 1, 1, 2}; !slices.Equal(sizes, want) {
+		t.Errorf("splitSmall(2): batch sizes %v, want %v (the batches of one object stay, the others are kept whole)", sizes, want)
+	}
+	if n := len(splitSmall(batches, 3)); n != 6 {
+		t.Errorf("splitSmall(3): %d batches, want 6 gets", n)
+	}
 }
 
 func TestAsApplied(t *testing.T) {

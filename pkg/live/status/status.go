@@ -28,7 +28,7 @@ const (
 	// applied an object.
 	owningInventoryAnnotation = "config.k8s.io/owning-inventory"
 	// readsPerContext bounds the requests in flight to one cluster.
-	readsPerContext = 8
+	readsPerContext = 16
 )
 
 // Options are what status reads and how.
@@ -170,6 +170,7 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	if err != nil {
 		return nil, err
 	}
+	batches = splitSmall(batches, listMin)
 	live, err := readLive(ctx, cl.dynamic, batches, readsPerContext)
 	if err != nil {
 		return nil, err
