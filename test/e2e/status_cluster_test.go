@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -212,25 +213,23 @@ func (e *clusterE2E) statusInventory(t *testing.T) {
 	if o := statusObject(t, b, refKey("", "ConfigMap", "charlie", "status-new")); o.Inventory != v1alpha1.ObjectNotApplied || o.Status != v1alpha1.StatusNotFound {
 		t.Errorf("B ConfigMap charlie/status-new: inventory %s, status %s; want notApplied, NotFound", o.Inventory, o.Status)
 	}
-	// A package whose inventory the cluster lacks (another inventory id):
-	// its inventory is missing, every object not applied, and owned by
-	// another inventory, which an apply would change.
+	// A package whose inventory the cluster lacks (another ResourceGroup
+	// name): its inventory is missing, every object not applied.
 	rgPath := filepath.Join(dir, "B", "resourcegroup.yaml")
 	rg := clusterReadFile(t, rgPath)
-	idLabel := "cli-utils.sigs.k8s.io/inventory-id: "
-	i := strings.Index(rg, idLabel)
-	if i < 0 {
-		t.Fatalf("%s has no inventory id:\n%s", rgPath, rg)
+	renamed := regexp.MustCompile(`(?m)^  name: .*$`).ReplaceAllString(rg, "  name: status-missing-inventory")
+	if renamed == rg {
+		t.Fatalf("%s has no name to change:\n%s", rgPath, rg)
 	}
-	writeFile(t, rgPath, rg[:i+len(idLabel)]+"status-missing-inventory\n")
+	writeFile(t, rgPath, renamed)
 	doc, res = e.status(t, dir, "--context", "B", "--detailed-exitcode")
 	b = statusContext(t, doc, "B")
-	if res.ExitCode != 2 || !b.Reachable || b.Inventory.State != v1alpha1.InventoryMissing {
+	if res.ExitCode != 2 || !b.Reachable || b.Inventory.State != v1alpha1.InventoryMissing || b.Inventory.Name != "status-missing-inventory" {
 		t.Errorf("B with a missing inventory: exit %d (want 2), reachable %v, inventory %+v\n%s", res.ExitCode, b.Reachable, b.Inventory, res)
 	}
 	for _, o := range b.Objects {
-		if o.Inventory != v1alpha1.ObjectNotApplied || (o.Status == v1alpha1.StatusCurrent && !slices.Contains(o.Drift, `metadata.annotations["config.k8s.io/owning-inventory"]`)) {
-			t.Errorf("B %s with a missing inventory: inventory %s, status %s, drift %v", o.ObjectRef, o.Inventory, o.Status, o.Drift)
+		if o.Inventory != v1alpha1.ObjectNotApplied {
+			t.Errorf("B %s with a missing inventory: inventory %s, want notApplied", o.ObjectRef, o.Inventory)
 		}
 	}
 	// Applying OUT/B prunes the extra object.
