@@ -12,7 +12,9 @@
 # registries needs a fully qualified name here (--build-arg GO_IMAGE=...).
 ARG GO_IMAGE=golang:1.26.8
 
-# builder: a static, reproducible build of ./cmd/shard-router.
+# builder: a static, reproducible build of ./cmd/shard-router, without the
+# live commands (apply: a Kubernetes client, kpt's live library), which
+# would triple the image and add tens of milliseconds to every function run.
 FROM ${GO_IMAGE} AS builder
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -20,7 +22,7 @@ RUN go mod download
 COPY cmd/ cmd/
 COPY pkg/ pkg/
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath \
+RUN CGO_ENABLED=0 go build -trimpath -tags nolive \
       -ldflags "-s -w -X github.com/shard-router/shard-router/pkg/cli.Version=${VERSION}" \
       -o /out/shard-router ./cmd/shard-router
 
@@ -36,8 +38,9 @@ COPY hack/image/group /etc/group
 USER 65534:65534
 ENTRYPOINT ["/shard-router"]
 
-# prebuilt: the final image from bin/shard-router, built on the host with
-# CGO_ENABLED=0 (make build). Needs no image but scratch.
+# prebuilt: the final image from a static binary built on the host (make
+# build-fn: CGO_ENABLED=0, -tags nolive), copied in as bin/shard-router by
+# hack/image.sh. Needs no image but scratch.
 FROM base AS prebuilt
 COPY bin/shard-router /shard-router
 

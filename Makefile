@@ -9,13 +9,16 @@ LDFLAGS := -s -w -X github.com/shard-router/shard-router/pkg/cli.Version=$(VERSI
 IMAGE ?= localhost/shard-router:$(VERSION)
 FUZZTIME ?= 30s
 
-.PHONY: help build test test-slow docs update-kinds e2e tools tools-kpt tools-cluster fmt vet verify clean
+.PHONY: help build build-fn test test-slow docs update-kinds e2e tools tools-kpt tools-cluster fmt vet verify clean
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
 build: ## Build bin/shard-router (static)
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/shard-router ./cmd/shard-router
+
+build-fn: ## Build bin/shard-router-fn: without the live commands (-tags nolive), for the function's image
+	CGO_ENABLED=0 go build -trimpath -tags nolive -ldflags '$(LDFLAGS)' -o $(BIN)/shard-router-fn ./cmd/shard-router
 
 test: ## The fast tier: unit, golden and fuzz-seed tests (go test -short, hermetic)
 	go test -short ./cmd/... ./internal/... ./pkg/...

@@ -11,8 +11,8 @@
 #                         binary built on the host (BINARY), in a minimal context;
 #                auto     (default) source when GO_IMAGE is present locally,
 #                         else prebuilt: nothing can be pulled on our CI machines.
-#   BINARY       the static binary for prebuilt (default: bin/shard-router, from
-#                `make build`)
+#   BINARY       the static binary for prebuilt (default: bin/shard-router-fn,
+#                from `make build-fn`: the function without the live commands)
 #   GO_IMAGE     the builder image for source (default: the Dockerfile's)
 #   CONTAINERS_CONF  default: hack/containers.conf (no systemd, runc; see there)
 set -euo pipefail
@@ -21,7 +21,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 version=${VERSION:-dev}
 image=${1:-localhost/shard-router:${version}}
 mode=${IMAGE_BUILD:-auto}
-binary=${BINARY:-$repo/bin/shard-router}
+binary=${BINARY:-$repo/bin/shard-router-fn}
 go_image=${GO_IMAGE:-$(sed -n 's/^ARG GO_IMAGE=//p' "$repo/Dockerfile")}
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$repo/hack/containers.conf}
 
@@ -50,12 +50,12 @@ source)
 	;;
 prebuilt)
 	if [ ! -x "$binary" ]; then
-		echo "image.sh: $binary not found: run make build (or set BINARY)" >&2
+		echo "image.sh: $binary not found: run make build-fn (or set BINARY)" >&2
 		exit 1
 	fi
 	# scratch has no libc: refuse a binary that needs one.
 	if command -v go >/dev/null && ! go version -m "$binary" | grep -q 'CGO_ENABLED=0'; then
-		echo "image.sh: $binary is not a static build (CGO_ENABLED=0): run make build" >&2
+		echo "image.sh: $binary is not a static build (CGO_ENABLED=0): run make build-fn" >&2
 		exit 1
 	fi
 	# Only what the prebuilt stage copies, at the paths it copies them from.

@@ -2,9 +2,9 @@
 # tests: nothing here asserts a time; `make bench` prints numbers.
 #   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
 
-.PHONY: bench bench-go bench-process
+.PHONY: bench bench-go bench-process bench-apply
 
-bench: bench-go bench-process ## Go benchmarks, then the whole-process comparison with the kyaml no-op
+bench: bench-go bench-process bench-apply ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
@@ -23,3 +23,6 @@ BASE ?= HEAD~1
 .PHONY: bench-compare
 bench-compare: ## Before/after: the shard-router of git revision BASE (default HEAD~1) against the working tree's
 	BASE=$(BASE) hack/bench/compare.sh
+
+bench-apply: tools-kpt tools-cluster ## shard-router apply vs kpt live apply per context: ~1,000 objects, 2 real clusters, create and no change
+	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyVsKpt' -benchtime 1x -timeout 30m ./test/e2e/

@@ -3,8 +3,8 @@
 
 .PHONY: image e2e-kpt
 
-image: build ## Build the image $(IMAGE) (default localhost/shard-router:VERSION) with podman
-	VERSION=$(VERSION) BINARY=$(BIN)/shard-router hack/image.sh $(IMAGE)
+image: build-fn ## Build the image $(IMAGE) (default localhost/shard-router:VERSION) with podman
+	VERSION=$(VERSION) BINARY=$(BIN)/shard-router-fn hack/image.sh $(IMAGE)
 
 e2e-kpt: tools-kpt ## The real kpt over every example (eval, render) and the top-level demo
 	go test -tags e2e -count=1 -run 'TestExamples|TestRenderDemo' ./test/e2e/...

@@ -113,15 +113,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if f.parallel < 0 || f.reconcileTimeout <= 0 {
 		return errors.New("--parallel must be 0 or more, and --reconcile-timeout more than 0")
 	}
-	out, err := split.OpenPrevious(f.out)
-	if err != nil {
-		return err
-	}
-	in, err := readInput(s, src, out)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(s, in, f.config)
+	out, in, cfg, err := readWithPrevious(s, src, f.out, f.config)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -104,15 +105,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (an absent or empty directory makes everything a create)")
 	}
-	out, err := split.OpenPrevious(f.previous)
-	if err != nil {
-		return err
-	}
-	in, err := readInput(s, src, out)
-	if err != nil {
-		return err
-	}
-	cfg, err := loadConfig(s, in, f.config)
+	out, in, cfg, err := readWithPrevious(s, src, f.previous, f.config)
 	if err != nil {
 		return err
 	}
@@ -144,4 +137,22 @@ func runPlan(s Streams, f *planFlags, src string) error {
 		return exitCode(2)
 	}
 	return nil
+}
+
+// readWithPrevious opens the previous split's output directory (what was
+// last applied), then reads the input and its config, as plan and apply do.
+func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *split.Input, *function.Config, error) {
+	out, err := split.OpenPrevious(previous)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	in, err := readInput(s, src, out)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg, err := loadConfig(s, in, config)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return out, in, cfg, nil
 }

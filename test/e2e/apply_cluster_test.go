@@ -357,8 +357,9 @@ func (p *poller) finish() []sample {
 
 // checkHandoff asserts that at every sample every moving object is in at
 // least one cluster, and that A's copy is gone (or terminating) only after
-// B's exists.
-func checkHandoff(t *testing.T, samples []sample, paths []string, wantFinal [2]bool) {
+// B's exists; the first and the last samples must be wantFirst and
+// wantFinal (held by A, by B).
+func checkHandoff(t *testing.T, samples []sample, paths []string, wantFirst, wantFinal [2]bool) {
 	t.Helper()
 	if len(samples) < 10 {
 		t.Fatalf("only %d samples", len(samples))
@@ -384,6 +385,9 @@ func checkHandoff(t *testing.T, samples []sample, paths []string, wantFinal [2]b
 		}
 		if goneFromA >= 0 && (firstInB < 0 || goneFromA < firstInB) {
 			t.Errorf("%s: gone from A at sample %d, in B from sample %d", path, goneFromA, firstInB)
+		}
+		if first := samples[0].in[path]; first != wantFirst {
+			t.Errorf("%s: at the start held by A, B = %v, want %v", path, first, wantFirst)
 		}
 		if last := samples[len(samples)-1].in[path]; last != wantFinal {
 			t.Errorf("%s: at the end held by A, B = %v, want %v", path, last, wantFinal)
@@ -432,7 +436,7 @@ func (a *applyE2E) moveHandsOff(t *testing.T) {
 	if len(r.report.Handoffs) != len(paths) || len(r.report.HeldInBoth) != 0 {
 		t.Errorf("%d handoffs, %d held in both; want %d and 0\n%s", len(r.report.Handoffs), len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
-	checkHandoff(t, samples, paths, [2]bool{false, true})
+	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{false, true})
 	t.Logf("%d samples over %s", len(samples), samples[len(samples)-1].at.Sub(samples[0].at).Round(time.Millisecond))
 	a.checkPlaced(t)
 	a.kptChangesNothing(t)
@@ -469,15 +473,21 @@ spec:
 	took := time.Since(start)
 	samples := p.finish()
 	t.Logf("apply with a never-ready Deployment took %s", took.Round(time.Second))
+	// Not a timing assertion: the default timeout (5m) or kpt's (forever)
+	// would not have ended by then.
+	if took > 2*time.Minute {
+		t.Errorf("apply with --reconcile-timeout 15s took %s", took)
+	}
 	if r.ExitCode != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
 	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplyFailed})
 	clusterMentions(t, "the report", r.Stdout, "never-ready", "reconcile-timeout")
+	clusterMentions(t, "the progress", r.Stderr, "B: still waiting for", "Deployment.apps apply-b2/never-ready (InProgress", "A: holding")
 	if len(r.report.HeldInBoth) != len(paths) {
 		t.Errorf("%d objects held in both, want %d\n%s", len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
-	checkHandoff(t, samples, paths, [2]bool{true, true})
+	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{true, true})
 
 	if err := os.Remove(deployment); err != nil {
 		t.Fatal(err)
@@ -488,7 +498,7 @@ spec:
 	if r.ExitCode != 0 {
 		t.Fatalf("the rerun:\n%s", r.result)
 	}
-	checkHandoff(t, samples, paths, [2]bool{false, true})
+	checkHandoff(t, samples, paths, [2]bool{true, true}, [2]bool{false, true})
 	a.setAllowMoves(t, false)
 	a.checkPlaced(t)
 }
@@ -497,6 +507,7 @@ spec:
 // when only the cluster's inventory knows what would be pruned (OUT/B
 // gone); --dry-run changes neither clusters nor files.
 func (a *applyE2E) refusedAndDryRun(t *testing.T) {
+	before, outBefore := a.versions(t), snapshot(t, a.out)
 	saved := t.TempDir()
 	var removed []string
 	for _, f := range []string{"apply-b1.yaml", "apply-b2.yaml", "apply-a2.yaml", "apply-a3.yaml"} {
@@ -505,7 +516,6 @@ func (a *applyE2E) refusedAndDryRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before, outBefore := a.versions(t), snapshot(t, a.out)
 	r := a.apply(t)
 	if r.ExitCode != 1 {
 		t.Errorf("a mass prune: exit %d, want 1\n%s", r.ExitCode, r.result)
@@ -603,7 +613,14 @@ data:
 // rerun converges.
 func (a *applyE2E) killed(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 21))
-	for round := 1; round <= 4; round++ {
+	// Kill within what one apply of a change takes, so that every phase
+	// (plan, staging, applying, committing) gets its chances.
+	a.setValue(t, "apply-a1.yaml", "settings-3", "kill-0")
+	a.setValue(t, "apply-b1.yaml", "settings-3", "kill-0")
+	start := time.Now()
+	a.mustApply(t, v1alpha1.ApplyApplied)
+	span := time.Since(start)
+	for round := 1; round <= 6; round++ {
 		value := fmt.Sprintf("kill-%d", round)
 		a.setValue(t, "apply-a1.yaml", "settings-3", value)
 		a.setValue(t, "apply-b1.yaml", "settings-3", value)
@@ -616,7 +633,7 @@ func (a *applyE2E) killed(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		delay := time.Duration(rng.IntN(3000)) * time.Millisecond
+		delay := time.Duration(rng.Int64N(int64(span)))
 		time.Sleep(delay)
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
@@ -629,7 +646,7 @@ func (a *applyE2E) killed(t *testing.T) {
 			if !applied {
 				clusterSameFiles(t, fmt.Sprintf("round %d: OUT/%s, not applied", round, ctx), old[ctx], now)
 			}
-			t.Logf("round %d, killed after %s: OUT/%s holds the new package: %v", round, delay, ctx, applied)
+			t.Logf("round %d, killed after %s of %s: OUT/%s holds the new package: %v", round, delay.Round(time.Millisecond), span.Round(time.Millisecond), ctx, applied)
 		}
 		r := a.apply(t)
 		if r.ExitCode != 0 {

@@ -292,6 +292,9 @@ type clusterAPIServer struct {
 	client  *http.Client
 	proc    *clusterProc
 	started int
+	// owner is the test that started the server: every restart of its
+	// process is stopped with it, not with the step that restarted it.
+	owner testing.TB
 }
 
 // clusterStartAPIServer starts kube-apiserver on etcd main, with the
@@ -300,7 +303,7 @@ func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, 
 	t.Helper()
 	port := clusterFreePort(t)
 	certDir := filepath.Join(dir, name+"-certs")
-	a := &clusterAPIServer{Name: name, URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: filepath.Join(certDir, "apiserver.crt"), dir: dir, creds: creds}
+	a := &clusterAPIServer{Name: name, URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: filepath.Join(certDir, "apiserver.crt"), dir: dir, creds: creds, owner: t}
 	a.args = []string{
 		"--etcd-servers", main.ClientURL,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", fmt.Sprint(port),
@@ -321,7 +324,7 @@ func (a *clusterAPIServer) start(t testing.TB, overrides string) {
 		args = append(args[:len(args):len(args)], "--etcd-servers-overrides", overrides)
 	}
 	a.started++
-	a.proc = clusterStartProc(t, a.dir, fmt.Sprintf("%s-%d", a.Name, a.started), toolPath(t, "kube-apiserver"), args...)
+	a.proc = clusterStartProc(a.owner, a.dir, fmt.Sprintf("%s-%d", a.Name, a.started), toolPath(t, "kube-apiserver"), args...)
 	a.client = nil
 }
 

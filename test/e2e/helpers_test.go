@@ -114,23 +114,39 @@ func toolPath(t testing.TB, name string) string {
 	return p
 }
 
-var shardRouterOnce = sync.OnceValues(func() (string, error) {
-	if p := os.Getenv(EnvShardRouter); p != "" {
+var shardRouterOnce = sync.OnceValues(func() (string, error) { return buildShardRouter("shard-router") })
+
+// shardRouterFnOnce builds the function's binary, as the image has it:
+// without the live commands (-tags nolive).
+var shardRouterFnOnce = sync.OnceValues(func() (string, error) { return buildShardRouter("shard-router-fn", "-tags", "nolive") })
+
+func buildShardRouter(name string, flags ...string) (string, error) {
+	if p := os.Getenv(EnvShardRouter); p != "" && name == "shard-router" {
 		return filepath.Abs(p)
 	}
 	root, err := repoRootOnce()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(tmpRoot, "bin", "shard-router")
+	out := filepath.Join(tmpRoot, "bin", name)
 	// Static, as `make build` and the image build it.
-	res := run(context.Background(), cmdSpec{Dir: root, Env: []string{"CGO_ENABLED=0"}, Timeout: buildTimeout},
-		"go", "build", "-trimpath", "-o", out, "./cmd/shard-router")
+	args := append(append([]string{"build", "-trimpath"}, flags...), "-o", out, "./cmd/shard-router")
+	res := run(context.Background(), cmdSpec{Dir: root, Env: []string{"CGO_ENABLED=0"}, Timeout: buildTimeout}, "go", args...)
 	if res.Err != nil || res.ExitCode != 0 {
-		return "", fmt.Errorf("go build ./cmd/shard-router: %v\n%s", res.Err, res.Stderr)
+		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), res.Err, res.Stderr)
 	}
 	return out, nil
-})
+}
+
+// shardRouterFn returns the function's binary (-tags nolive), built once.
+func shardRouterFn(t testing.TB) string {
+	t.Helper()
+	p, err := shardRouterFnOnce()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // shardRouter returns the shard-router binary under test: $SHARD_ROUTER, or
 // one built from the working tree (once per test binary, CGO_ENABLED=0).

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -31,9 +32,15 @@ func TestImage(t *testing.T) {
 	root := repoRoot(t)
 	podmanEnv := []string{"CONTAINERS_CONF=" + filepath.Join(root, "hack", "containers.conf")}
 
-	// prebuilt: the binary under test, whether or not a Go image is around.
+	// prebuilt: the function's binary under test (without the live
+	// commands, as make image builds it), whether or not a Go image is
+	// around.
+	fn := shardRouterFn(t)
+	if res := runCmd(t, cmdSpec{Stdin: strings.NewReader("")}, fn, "apply"); res.ExitCode == 0 || !strings.Contains(res.Stderr, "unknown command") {
+		t.Errorf("the function's binary has the live commands:\n%s", res)
+	}
 	mustRun(t, cmdSpec{Dir: root, Timeout: buildTimeout,
-		Env: append([]string{"IMAGE_BUILD=prebuilt", "BINARY=" + bin, "VERSION=e2e"}, podmanEnv...)},
+		Env: append([]string{"IMAGE_BUILD=prebuilt", "BINARY=" + fn, "VERSION=e2e"}, podmanEnv...)},
 		filepath.Join(root, "hack", "image.sh"), testImage)
 	t.Cleanup(func() { run(context.Background(), cmdSpec{Env: podmanEnv}, podman, "rmi", "--force", testImage) })
 

@@ -3,7 +3,9 @@ package apply
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
+	"time"
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
 	"github.com/kptdev/kpt/pkg/live"
@@ -44,10 +46,13 @@ func (r *run) applierOptions() apply.ApplierOptions {
 // into the context's report. Any failed apply, reconcile or prune fails
 // the context.
 func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.Unstructured) error {
-	if !r.opts.DryRun {
-		if err := r.installResourceGroupCRD(ctx, t); err != nil {
-			return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
+	if r.opts.DryRun {
+		// As kpt live apply --dry-run: nothing is installed.
+		if err := kptcmdutil.VerifyResourceGroupCRD(t.factory); err != nil {
+			return fmt.Errorf("context %q: the cluster has no kpt ResourceGroup CRD, and a dry run installs nothing: apply once without --dry-run (or run kpt live install-resource-group)", t.name)
 		}
+	} else if err := r.installResourceGroupCRD(ctx, t); err != nil {
+		return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
 	}
 	invClient, err := cluster.NewInventoryClient(t.factory)
 	if err != nil {
@@ -61,9 +66,19 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
-	c := &collector{r: r, t: t, status: map[object.ObjMetadata]string{}}
-	for e := range applier.Run(ctx, t.pkg.Inventory, objs, r.applierOptions()) {
-		c.event(e)
+	c := &collector{r: r, t: t, status: map[object.ObjMetadata]string{}, pending: map[object.ObjMetadata]bool{}}
+	events := applier.Run(ctx, t.pkg.Inventory, objs, r.applierOptions())
+	tick := time.NewTicker(waitingEvery)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case e, ok := <-events:
+			if done = !ok; ok {
+				c.event(e)
+			}
+		case <-tick.C:
+			c.waiting()
+		}
 	}
 	if len(c.errs) > 0 {
 		return fmt.Errorf("context %q: %s", t.name, strings.Join(c.errs, "; "))
@@ -83,6 +98,9 @@ func (r *run) installResourceGroupCRD(ctx context.Context, t *target) error {
 	return kptcmdutil.InstallResourceGroupCRD(printer.WithContext(ctx, printer.New(&out, &out)), t.factory)
 }
 
+// waitingEvery is how often a context waiting for its objects says which.
+const waitingEvery = 10 * time.Second
+
 // collector folds the applier's events into a context's report and
 // progress lines.
 type collector struct {
@@ -92,6 +110,21 @@ type collector struct {
 	// status is the last status seen of each object, for the message of
 	// a wait that times out.
 	status map[object.ObjMetadata]string
+	// pending are the applied objects not yet reconciled.
+	pending map[object.ObjMetadata]bool
+}
+
+// waiting says which objects the context still waits for.
+func (c *collector) waiting() {
+	if len(c.pending) == 0 {
+		return
+	}
+	ids := make(object.ObjMetadataSet, 0, len(c.pending))
+	for id := range c.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(a, b int) bool { return refOf(ids[a]).Less(refOf(ids[b])) })
+	c.r.log.printf(c.t.name, "still waiting for %d object(s) to be Current, such as %s (%s)", len(ids), describe(ids[0]), c.lastStatus(ids[0]))
 }
 
 func (c *collector) fail(id object.ObjMetadata, what string, err error) {
@@ -124,6 +157,9 @@ func (c *collector) event(e event.Event) {
 		switch ae.Status {
 		case event.ApplySuccessful:
 			rep.Applied++
+			if !c.r.opts.DryRun {
+				c.pending[ae.Identifier] = true
+			}
 		case event.ApplyFailed:
 			c.fail(ae.Identifier, "apply failed", ae.Error)
 		case event.ApplySkipped:
@@ -139,6 +175,9 @@ func (c *collector) event(e event.Event) {
 		}
 	case event.WaitType:
 		we := e.WaitEvent
+		if we.Status != event.ReconcilePending {
+			delete(c.pending, we.Identifier)
+		}
 		switch we.Status {
 		case event.ReconcileSuccessful:
 			rep.Reconciled++

@@ -105,13 +105,13 @@ func Run(ctx context.Context, in *split.Input, cfg *function.Config, opts Option
 
 // run is one apply.
 type run struct {
-	opts   Options
-	cfg    *function.Config
-	log    *progress
-	report *v1alpha1.ApplyReport
-	plan_  *v1alpha1.SplitPlan
-	layout *split.Layout
-	staged *split.Staged
+	opts      Options
+	cfg       *function.Config
+	log       *progress
+	report    *v1alpha1.ApplyReport
+	splitPlan *v1alpha1.SplitPlan
+	layout    *split.Layout
+	staged    *split.Staged
 	// targets are the contexts of the config, in config order.
 	targets []*target
 }
@@ -130,7 +130,7 @@ func (r *run) plan(in *split.Input) error {
 	if err != nil {
 		return err
 	}
-	r.plan_ = doc
+	r.splitPlan = doc
 	layout, err := split.Build(in, r.cfg, r.opts.Split)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (r *run) stage() error {
 // skipAll reports every context of the plan as skipped.
 func (r *run) skipAll(why string) {
 	r.report.Contexts = r.report.Contexts[:0]
-	for _, c := range r.plan_.Contexts {
+	for _, c := range r.splitPlan.Contexts {
 		r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped, Error: why})
 	}
 }
@@ -216,7 +216,7 @@ func (r *run) finishReport() {
 		sort.Slice(t.report.PrunedObjects, func(a, b int) bool { return t.report.PrunedObjects[a].Less(t.report.PrunedObjects[b]) })
 		r.report.Contexts = append(r.report.Contexts, t.report)
 	}
-	for _, c := range r.plan_.Contexts {
+	for _, c := range r.splitPlan.Contexts {
 		if c.State == v1alpha1.ContextDropped {
 			r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped,
 				Error: fmt.Sprintf("no longer in the config: not applied; its cluster keeps the %d object(s) its inventory holds (kpt live destroy removes them)", c.Previous)})

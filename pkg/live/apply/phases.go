@@ -96,7 +96,7 @@ func (r *run) unchanged(t *target) bool {
 	if t.disagrees || t.report.Pruned > 0 || len(t.handoffs) > 0 {
 		return false
 	}
-	for _, c := range r.plan_.Contexts {
+	for _, c := range r.splitPlan.Contexts {
 		if c.Name == t.name {
 			return c.State == v1alpha1.ContextKept && len(c.Create)+len(c.Update)+len(c.Prune) == 0
 		}
