@@ -60,8 +60,9 @@ and per context whether it was reachable and its inventory found (or
 missing: never applied, or deleted).
 
 Contexts are read in parallel (--parallel), each bounded by --timeout;
-objects are read with one list per kind and namespace. A context that cannot
-be reached is reported as unreachable and never hides the others.
+objects are read with one list per kind and namespace (a get each when
+there are fewer than 16). A context that cannot be reached is reported as
+unreachable and never hides the others.
 
 Formats: table (default: one line per context, then the objects that need
 attention), markdown (for a pull request or an incident channel), json and
