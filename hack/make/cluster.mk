@@ -5,3 +5,8 @@
 
 e2e-cluster: tools-kpt tools-cluster ## Two real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes
 	go test -tags e2e -count=1 -timeout 30m -v -run 'TestCluster' ./test/e2e/...
+
+.PHONY: bench-status-fleet
+
+bench-status-fleet: tools-kpt tools-cluster ## status over 50 contexts x 1,000 objects vs one context, on one real kube-apiserver
+	go test -tags e2e -count=1 -timeout 30m -run '^$$' -bench BenchmarkStatusFleet -benchtime 3x ./test/e2e/

@@ -8,5 +8,5 @@ import "github.com/spf13/cobra"
 // Kubernetes client, kpt's live library and cli-utils; a binary built with
 // -tags nolive (the function's image) leaves them out.
 func liveCommands(s Streams) []*cobra.Command {
-	return []*cobra.Command{newApplyCommand(s)}
+	return []*cobra.Command{newApplyCommand(s), newStatusCommand(s)}
 }

@@ -81,11 +81,8 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", c.Name, c.State, len(c.Create), len(c.Update), len(c.Prune), c.Unchanged, note)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := flushTrimmed(w, tw, &buf); err != nil {
 		return err
-	}
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n")))
 	}
 	fmt.Fprintf(w, "\n%s\n", headline(p))
 	list := func(title string, lines []string) {

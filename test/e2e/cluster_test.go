@@ -96,6 +96,10 @@ func TestCluster(t *testing.T) {
 		{"PlanNamespaceRemoved", e.planNamespaceRemoved},
 		{"PlanMassPruneRefused", e.planMassPruneRefused},
 		{"PlanRefusedMoveComment", e.planRefusedMoveComment},
+		{"StatusInSync", e.statusInSync},
+		{"StatusDrift", e.statusDrift},
+		{"StatusInventory", e.statusInventory},
+		{"StatusUnreachable", e.statusUnreachable},
 		{"DataStoreChange", e.dataStoreChange},
 	}
 	steps = append(steps, e.applySteps()...)

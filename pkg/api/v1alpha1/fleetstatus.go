@@ -1,0 +1,169 @@
+package v1alpha1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// FleetStatusKind is the kind of `shard-router status -o json`.
+const FleetStatusKind = "FleetStatus"
+
+// FleetStatus is `shard-router status -o json`: every context's objects as
+// the cluster holds them, against the context's package in OUT_DIR and its
+// live inventory. Contexts are in the order they were asked for (OUT_DIR's
+// order by default), objects sorted by ref.
+type FleetStatus struct {
+	TypeMeta `json:",inline"`
+	Contexts []ContextStatus `json:"contexts"`
+}
+
+// ContextStatus is one context (cluster).
+type ContextStatus struct {
+	Name string `json:"name"`
+	// Reachable is false when the cluster could not be reached (no
+	// kubeconfig context, connection refused, timed out before discovery);
+	// then Objects is empty and Error says why.
+	Reachable bool `json:"reachable"`
+	// Error is why the context's status is missing or incomplete; "" when
+	// every object was read.
+	Error     string         `json:"error"`
+	Inventory InventoryState `json:"inventory"`
+	Objects   []ObjectStatus `json:"objects"`
+}
+
+// InventoryState is the context's live ResourceGroup: the one its package
+// names, and whether the cluster holds it.
+type InventoryState struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// State is found, missing (never applied, or deleted) or unknown (not
+	// read: the context is unreachable or failed first).
+	State string `json:"state"`
+}
+
+// Inventory states.
+const (
+	InventoryFound   = "found"
+	InventoryMissing = "missing"
+	InventoryUnknown = "unknown"
+)
+
+// ObjectStatus is one object of a context: in its package, in its live
+// inventory, or both.
+type ObjectStatus struct {
+	ObjectRef `json:",inline"`
+	// Status is kstatus' verdict on the live object: Current, InProgress,
+	// Failed, Terminating, NotFound or Unknown.
+	Status string `json:"status"`
+	// Message is kstatus' explanation, when it gives one.
+	Message string `json:"message,omitempty"`
+	// Drift lists the fields of the package that an apply would change in
+	// the live object; false when none (also for an object that is not
+	// found or not in the package).
+	Drift Drift `json:"drift"`
+	// Inventory is applied (in the package and the live inventory), extra
+	// (in the live inventory only: the next apply prunes it) or notApplied
+	// (in the package only).
+	Inventory string `json:"inventory"`
+	// Error is why the object's status or drift is unknown.
+	Error string `json:"error,omitempty"`
+}
+
+// Object inventory states.
+const (
+	ObjectApplied    = "applied"
+	ObjectExtra      = "extra"
+	ObjectNotApplied = "notApplied"
+)
+
+// Status values, as kstatus names them.
+const (
+	StatusCurrent  = "Current"
+	StatusNotFound = "NotFound"
+	StatusUnknown  = "Unknown"
+)
+
+// Drift is the list of differing field paths ("data.color",
+// "spec.template.spec.containers[0].image"). It is written as false when
+// empty, as the list otherwise.
+type Drift []string
+
+// MarshalJSON writes false for no drift.
+func (d Drift) MarshalJSON() ([]byte, error) {
+	if len(d) == 0 {
+		return []byte("false"), nil
+	}
+	return json.Marshal([]string(d))
+}
+
+// UnmarshalJSON reads false (or null) as no drift, or a list of fields.
+func (d *Drift) UnmarshalJSON(data []byte) error {
+	switch string(bytes.TrimSpace(data)) {
+	case "false", "null":
+		*d = nil
+		return nil
+	case "true":
+		return fmt.Errorf("drift: want false or a list of fields, got true")
+	}
+	var fields []string
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("drift: want false or a list of fields: %w", err)
+	}
+	*d = fields
+	return nil
+}
+
+// NeedsAttention reports whether the object is anything but applied,
+// Current and in sync.
+func (o ObjectStatus) NeedsAttention() bool {
+	return o.Status != StatusCurrent || len(o.Drift) > 0 || o.Inventory != ObjectApplied || o.Error != ""
+}
+
+// Failed reports whether the context could not be read in full: it is
+// unreachable, or an error left some of its status unknown.
+func (c ContextStatus) Failed() bool {
+	if !c.Reachable || c.Error != "" {
+		return true
+	}
+	for _, o := range c.Objects {
+		if o.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// InSync reports whether the context is reachable, its inventory found,
+// and every object applied, Current and without drift.
+func (c ContextStatus) InSync() bool {
+	if c.Failed() || c.Inventory.State != InventoryFound {
+		return false
+	}
+	for _, o := range c.Objects {
+		if o.NeedsAttention() {
+			return false
+		}
+	}
+	return true
+}
+
+// Failed reports whether any context could not be read in full.
+func (s *FleetStatus) Failed() bool {
+	for _, c := range s.Contexts {
+		if c.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// InSync reports whether every context is in sync.
+func (s *FleetStatus) InSync() bool {
+	for _, c := range s.Contexts {
+		if !c.InSync() {
+			return false
+		}
+	}
+	return true
+}

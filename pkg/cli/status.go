@@ -1,0 +1,139 @@
+//go:build !nolive
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shard-router/shard-router/pkg/live/status"
+	"github.com/shard-router/shard-router/pkg/output"
+)
+
+// statusFlags are the flags of `shard-router status`.
+type statusFlags struct {
+	// kubeconfig is the kubeconfig file; "" follows kubectl's rules.
+	kubeconfig string
+	// contexts are the contexts to report; default: every context of OUT_DIR.
+	contexts []string
+	// output is table, markdown, json or yaml.
+	output string
+	// detailedExitCode exits 2 when anything needs attention.
+	detailedExitCode bool
+	// timeout bounds each context.
+	timeout time.Duration
+	// parallel is how many contexts are read at once.
+	parallel int
+}
+
+var statusFormats = []string{"table", "markdown", output.JSON, output.YAML}
+
+func newStatusCommand(s Streams) *cobra.Command {
+	f := &statusFlags{}
+	cmd := &cobra.Command{
+		Use:   "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
+		Short: "Show every cluster's health and drift against what was applied",
+		Long: `status reads each context package of OUT_DIR (a split's output, as applied
+with kpt live apply or shard-router apply), the context's live ResourceGroup
+inventory, and every object of either from the cluster of the kube context of
+the same name, and reports per object:
+
+  status     kstatus' verdict, as kpt live status computes it: Current,
+             InProgress, Failed, Terminating, NotFound or Unknown
+  drift      the fields the package sets that an apply would change: false
+             when none. Objects whose set fields all hold the package's
+             values are in sync without a request; for the others a
+             server-side dry-run apply (field manager kubectl, as kpt's)
+             says what an apply would make of the object, and the fields
+             where that differs from the live object are listed. Fields the
+             package does not set (a Deployment's defaults, a Service's
+             clusterIP) are never drift. Values are not printed.
+  inventory  applied (in the package and the live inventory), extra (in the
+             live inventory only: the next apply prunes it) or notApplied
+             (in the package only: never applied)
+
+and per context whether it was reachable and its inventory found (or
+missing: never applied, or deleted).
+
+Contexts are read in parallel (--parallel), each bounded by --timeout;
+objects are read with one list per kind and namespace (a get each when
+there are fewer than 16). A context that cannot be reached is reported as
+unreachable and never hides the others.
+
+Formats: table (default: one line per context, then the objects that need
+attention), markdown (for a pull request or an incident channel), json and
+yaml (a FleetStatus, apiVersion shardrouter.dev/v1alpha1).
+
+Exit status: 1 when a context is unreachable or could not be read in full;
+else 0, or with --detailed-exitcode 2 when any object is drifted, not
+Current, extra or not applied, or an inventory is missing.`,
+		Example: `  # Every context of the split output, against the clusters of ~/.kube/config.
+  shard-router status out
+
+  # Two contexts, for a script: exit 2 when anything needs attention.
+  shard-router status out --context eu-shard-00 --context eu-shard-01 --detailed-exitcode
+
+  # For an incident channel; the drifted objects with jq.
+  shard-router status out -o markdown > status.md
+  shard-router status out -o json | jq '.contexts[].objects[] | select(.drift != false)'`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runStatus(cmd.Context(), s, f, args[0])
+		},
+	}
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
+	cmd.Flags().StringArrayVar(&f.contexts, "context", nil, "a context to report (repeatable); default: every context of OUT_DIR")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
+	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when anything is drifted, missing, extra or not Current (0: in sync, 1: unreachable or error)")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", status.DefaultTimeout, "how long each context may take")
+	cmd.Flags().IntVar(&f.parallel, "parallel", status.DefaultParallel, "how many contexts are read at once")
+	return cmd
+}
+
+func runStatus(ctx context.Context, s Streams, f *statusFlags, outDir string) error {
+	if err := output.Check(f.output, statusFormats...); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	doc, err := status.Run(ctx, status.Options{OutDir: outDir, Kubeconfig: f.kubeconfig, Contexts: f.contexts,
+		Timeout: f.timeout, Parallel: f.parallel})
+	if err != nil {
+		return err
+	}
+	p := output.Printer{Formats: statusFormats, Text: map[string]output.Renderer{
+		"table":    func(w io.Writer) error { return output.RenderStatusTable(w, doc) },
+		"markdown": func(w io.Writer) error { return output.RenderStatusMarkdown(w, doc) },
+	}}
+	if err := p.Print(s.Out, f.output, doc); err != nil {
+		return err
+	}
+	failed := 0
+	for _, c := range doc.Contexts {
+		if c.Failed() {
+			failed++
+			fmt.Fprintf(s.Err, "shard-router: error: context %s: %s\n", c.Name, contextError(c.Error))
+		}
+	}
+	if failed > 0 {
+		return errAlreadyReported{fmt.Errorf("status: %d context(s) unreachable or failed", failed)}
+	}
+	if f.detailedExitCode && !doc.InSync() {
+		return exitCode(2)
+	}
+	return nil
+}
+
+// contextError is a failed context's error, or a note that some of its
+// objects could not be read.
+func contextError(msg string) string {
+	if msg == "" {
+		return "some objects could not be read (see their error)"
+	}
+	return msg
+}

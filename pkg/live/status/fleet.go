@@ -1,0 +1,104 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+)
+
+// fleet is what status reads: OUT_DIR's context packages, and the
+// kubeconfig's contexts of the same names.
+type fleet struct {
+	outDir string
+	// names are the contexts to read, in order.
+	names []string
+	kc    *cluster.Kubeconfig
+}
+
+// openFleet reads OUT_DIR's contexts, checks that each of names (default:
+// all of them) has a package, then loads the kubeconfig.
+func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
+	all, err := input.Contexts(outDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		names = all
+	}
+	var missing []string
+	for _, n := range names {
+		if !slices.Contains(all, n) {
+			missing = append(missing, fmt.Sprintf("%q", n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("no package for context %s in %s (it holds %s)", strings.Join(missing, ", "), outDir, strings.Join(all, ", "))
+	}
+	kc, err := cluster.LoadKubeconfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet{outDir: outDir, names: names, kc: kc}, nil
+}
+
+// conn is one context: its client factory (built as kpt builds its own),
+// its dynamic client and its REST mapper.
+type conn struct {
+	name, dir string
+	factory   cmdutil.Factory
+	dynamic   dynamic.Interface
+	mapper    meta.RESTMapper
+}
+
+// connect builds the context's clients and asks the cluster its version:
+// an error means the context is unreachable (or not in the kubeconfig).
+func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
+	if err := fl.kc.Require([]string{name}); err != nil {
+		return nil, err
+	}
+	f := fl.kc.Factory(name)
+	cfg, err := f.ToRESTConfig() // once: each call asks the cluster about flow control
+	if err != nil {
+		return nil, err
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+		return nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: mapper}, nil
+}
+
+// readInventory reads the objects the context's live ResourceGroup lists;
+// found is false when the cluster has none (or not even its CRD).
+func (c *conn) readInventory(pkg *cluster.Package) (refs []v1alpha1.ObjectRef, found bool, err error) {
+	live, err := cluster.ReadLiveInventory(c.factory, pkg.Inventory)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, id := range live.Objects {
+		refs = append(refs, v1alpha1.ObjectRef{Group: id.GroupKind.Group, Kind: id.GroupKind.Kind, Namespace: id.Namespace, Name: id.Name})
+	}
+	return refs, live.Found, nil
+}

@@ -1,0 +1,171 @@
+package status
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/sync/errgroup"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+const (
+	// listPageSize bounds one page of a list, and so the memory one read
+	// holds.
+	listPageSize = 500
+	// listMin is the fewest objects of one resource in one namespace that
+	// are read with a list; fewer are read with a get each, so that a few
+	// objects never pull a whole namespace (or, for a cluster-scoped kind,
+	// the whole cluster's).
+	listMin = 16
+)
+
+// batch is objects of one resource in one namespace ("" for a
+// cluster-scoped resource): read with one list when there are several,
+// with one get when there is one.
+type batch struct {
+	resource  schema.GroupVersionResource
+	namespace string
+	refs      []v1alpha1.ObjectRef
+}
+
+// liveObjects are the objects read from one cluster, by ref; a ref that is
+// absent was not found.
+type liveObjects map[v1alpha1.ObjectRef]*unstructured.Unstructured
+
+// groupReads sorts refs into batches by resource and namespace. A ref
+// whose kind the cluster does not serve goes to unserved: it cannot exist
+// there. Any other mapping error is returned, naming the kind.
+func groupReads(mapper meta.RESTMapper, refs []v1alpha1.ObjectRef) (batches []*batch, unserved []v1alpha1.ObjectRef, err error) {
+	type key struct {
+		resource  schema.GroupVersionResource
+		namespace string
+	}
+	byKey := map[key]*batch{}
+	for _, r := range refs {
+		m, err := mapper.RESTMapping(schema.GroupKind{Group: r.Group, Kind: r.Kind})
+		if meta.IsNoMatchError(err) {
+			unserved = append(unserved, r)
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("mapping kind %s: %w", schema.GroupKind{Group: r.Group, Kind: r.Kind}, err)
+		}
+		ns := r.Namespace
+		if m.Scope.Name() == meta.RESTScopeNameRoot {
+			ns = ""
+		}
+		k := key{m.Resource, ns}
+		b := byKey[k]
+		if b == nil {
+			b = &batch{resource: m.Resource, namespace: ns}
+			byKey[k] = b
+			batches = append(batches, b)
+		}
+		b.refs = append(b.refs, r)
+	}
+	return batches, unserved, nil
+}
+
+// splitSmall turns each batch of fewer than min objects into batches of
+// one object: one get each.
+func splitSmall(batches []*batch, min int) []*batch {
+	var out []*batch
+	for _, b := range batches {
+		if len(b.refs) >= min {
+			out = append(out, b)
+			continue
+		}
+		for _, r := range b.refs {
+			out = append(out, &batch{resource: b.resource, namespace: b.namespace, refs: []v1alpha1.ObjectRef{r}})
+		}
+	}
+	return out
+}
+
+// readLive reads every batch, at most parallel at once, and returns the
+// objects found. The first error stops the reads.
+func readLive(ctx context.Context, client dynamic.Interface, batches []*batch, parallel int) (liveObjects, error) {
+	results := make([][]unstructured.Unstructured, len(batches))
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for i, b := range batches {
+		g.Go(func() error {
+			objs, err := b.read(ctx, client)
+			results[i] = objs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	found := liveObjects{}
+	for i, b := range batches {
+		byName := make(map[string]*unstructured.Unstructured, len(results[i]))
+		for j := range results[i] {
+			byName[results[i][j].GetName()] = &results[i][j]
+		}
+		for _, r := range b.refs {
+			if u := byName[r.Name]; u != nil {
+				found[r] = u
+			}
+		}
+	}
+	return found, nil
+}
+
+// read gets the batch's one object, or lists its namespace page by page.
+func (b *batch) read(ctx context.Context, client dynamic.Interface) ([]unstructured.Unstructured, error) {
+	ri := b.client(client)
+	if len(b.refs) == 1 {
+		name := b.refs[0].Name
+		u, err := ri.Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("getting %s %s: %w", b.resource.GroupResource(), b.where(name), err)
+		}
+		return []unstructured.Unstructured{*u}, nil
+	}
+	var out []unstructured.Unstructured
+	opts := metav1.ListOptions{Limit: listPageSize}
+	for {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("listing %s%s: %w", b.resource.GroupResource(), b.in(), err)
+		}
+		out = append(out, list.Items...)
+		if opts.Continue = list.GetContinue(); opts.Continue == "" {
+			return out, nil
+		}
+	}
+}
+
+// client is the batch's resource in its namespace.
+func (b *batch) client(client dynamic.Interface) dynamic.ResourceInterface {
+	if b.namespace == "" {
+		return client.Resource(b.resource)
+	}
+	return client.Resource(b.resource).Namespace(b.namespace)
+}
+
+func (b *batch) where(name string) string {
+	if b.namespace == "" {
+		return name
+	}
+	return b.namespace + "/" + name
+}
+
+func (b *batch) in() string {
+	if b.namespace == "" {
+		return ""
+	}
+	return " in namespace " + b.namespace
+}

@@ -1,0 +1,228 @@
+package output
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// contextCounts sums one context's objects for the summary lines: objects,
+// current and notCurrent count the package's objects, not the extras.
+type contextCounts struct {
+	objects, current, notCurrent, drifted, extra, notApplied, attention int
+}
+
+func countContext(c v1alpha1.ContextStatus) contextCounts {
+	var n contextCounts
+	for _, o := range c.Objects {
+		switch {
+		case o.Inventory == v1alpha1.ObjectExtra:
+		case o.Status == v1alpha1.StatusCurrent:
+			n.objects++
+			n.current++
+		default:
+			n.objects++
+			n.notCurrent++
+		}
+		if len(o.Drift) > 0 {
+			n.drifted++
+		}
+		switch o.Inventory {
+		case v1alpha1.ObjectExtra:
+			n.extra++
+		case v1alpha1.ObjectNotApplied:
+			n.notApplied++
+		}
+		if o.NeedsAttention() {
+			n.attention++
+		}
+	}
+	return n
+}
+
+// contextState is a context in a word or two: in sync, needs attention,
+// inventory missing, unreachable or error.
+func contextState(c v1alpha1.ContextStatus) string {
+	switch {
+	case !c.Reachable:
+		return "unreachable"
+	case c.Failed():
+		return "error"
+	case c.Inventory.State == v1alpha1.InventoryMissing:
+		return "inventory missing"
+	case c.InSync():
+		return "in sync"
+	}
+	return "needs attention"
+}
+
+// statusHeadline is the fleet in one sentence.
+func statusHeadline(s *v1alpha1.FleetStatus) string {
+	inSync, failed, attention := 0, 0, 0
+	for _, c := range s.Contexts {
+		switch {
+		case c.Failed():
+			failed++
+		case c.InSync():
+			inSync++
+		}
+		attention += countContext(c).attention
+	}
+	h := fmt.Sprintf("%d of %d contexts in sync.", inSync, len(s.Contexts))
+	if attention > 0 {
+		h += fmt.Sprintf(" %d object(s) need attention.", attention)
+	}
+	if failed > 0 {
+		h += fmt.Sprintf(" %d context(s) unreachable or failed.", failed)
+	}
+	return h
+}
+
+// attentionNote says why an object needs attention, beyond its status
+// and drift columns.
+func attentionNote(o v1alpha1.ObjectStatus) string {
+	var notes []string
+	switch o.Inventory {
+	case v1alpha1.ObjectExtra:
+		notes = append(notes, "in the live inventory, not in OUT_DIR: the next apply prunes it")
+	case v1alpha1.ObjectNotApplied:
+		notes = append(notes, "in OUT_DIR, not in the live inventory: never applied")
+	}
+	if o.Error != "" {
+		notes = append(notes, "error: "+o.Error)
+	} else if o.Status != v1alpha1.StatusCurrent && o.Message != "" {
+		notes = append(notes, o.Message)
+	}
+	return strings.Join(notes, "; ")
+}
+
+func driftText(d v1alpha1.Drift) string {
+	if len(d) == 0 {
+		return "-"
+	}
+	return strings.Join(d, ",")
+}
+
+// RenderStatusTable renders a fleet status for a terminal: one line per
+// context, the headline, each failed context's error, then the objects
+// that need attention, per context.
+func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CONTEXT\tSTATE\tINVENTORY\tOBJECTS\tCURRENT\tNOT-CURRENT\tDRIFTED\tEXTRA\tNOT-APPLIED")
+	for _, c := range s.Contexts {
+		n := countContext(c)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Name, contextState(c), c.Inventory.State,
+			n.objects, n.current, n.notCurrent, n.drifted, n.extra, n.notApplied)
+	}
+	if err := flushTrimmed(w, tw, &buf); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s\n", statusHeadline(s))
+	for _, c := range s.Contexts {
+		if c.Error != "" {
+			fmt.Fprintf(w, "\n%s: %s: %s\n", c.Name, contextState(c), c.Error)
+		}
+	}
+	for _, c := range s.Contexts {
+		n := countContext(c)
+		if n.attention == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nNeeds attention in %s (%d):\n", c.Name, n.attention)
+		tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  OBJECT\tSTATUS\tINVENTORY\tDRIFT\tNOTE")
+		for _, o := range c.Objects {
+			if o.NeedsAttention() {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", o.ObjectRef, o.Status, o.Inventory, driftText(o.Drift), attentionNote(o))
+			}
+		}
+		if err := flushTrimmed(w, tw, &buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flushTrimmed flushes a tabwriter that writes to buf, and copies buf to w
+// without the padding tabwriter leaves at the end of lines.
+func flushTrimmed(w io.Writer, tw *tabwriter.Writer, buf *bytes.Buffer) error {
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+strings.Repeat("\n", strings.Count(line, "\n"))); err != nil {
+			return err
+		}
+	}
+	buf.Reset()
+	return nil
+}
+
+// RenderStatusMarkdown renders a fleet status as GitHub-flavoured
+// markdown for a pull request or an incident channel: the headline, a
+// warning line per failed context, a summary table, then one collapsed
+// section per context that needs attention.
+func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
+	var b strings.Builder
+	b.WriteString("### shard-router status\n\n")
+	b.WriteString("**" + statusHeadline(s) + "**\n\n")
+	var warns []string
+	for _, c := range s.Contexts {
+		if c.Error != "" {
+			warns = append(warns, fmt.Sprintf("> :no_entry: `%s` is **%s**: %s\n", cell(c.Name), contextState(c), escape(c.Error)))
+		} else if c.Inventory.State == v1alpha1.InventoryMissing {
+			warns = append(warns, fmt.Sprintf("> :warning: `%s` has no inventory `%s/%s`: never applied, or deleted.\n",
+				cell(c.Name), cell(c.Inventory.Namespace), cell(c.Inventory.Name)))
+		}
+	}
+	if len(warns) > 0 {
+		b.WriteString(strings.Join(warns, ">\n") + "\n")
+	}
+	b.WriteString("| context | state | inventory | objects | current | not current | drifted | extra | not applied |\n")
+	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, c := range s.Contexts {
+		n := countContext(c)
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |\n", cell(c.Name), contextState(c), c.Inventory.State,
+			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), bold(n.extra), bold(n.notApplied))
+	}
+	for _, c := range s.Contexts {
+		n := countContext(c)
+		if n.attention == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary><code>%s</code>: %d object(s) need attention</summary>\n\n", c.Name, n.attention)
+		b.WriteString("| object | status | inventory | drift | note |\n| --- | --- | --- | --- | --- |\n")
+		listed := 0
+		for _, o := range c.Objects {
+			if !o.NeedsAttention() {
+				continue
+			}
+			if listed == MarkdownListLimit {
+				fmt.Fprintf(&b, "\n... and %d more (`shard-router status -o json` lists them all)\n", n.attention-listed)
+				break
+			}
+			listed++
+			drift := "-"
+			if len(o.Drift) > 0 {
+				drift = codeList(o.Drift)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", cell(o.ObjectRef.String()), o.Status, o.Inventory, drift, cell(escape(attentionNote(o))))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// bold makes a non-zero count stand out.
+func bold(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("**%d**", n)
+}
