@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/internal/gen"
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
@@ -105,7 +106,7 @@ func TestScanFileCases(t *testing.T) {
 // packages, scanFile reads what readFile reads, and takes most files.
 func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	scanned, files := 0, 0
-	for seed := uint64(1); seed <= 25; seed++ {
+	for seed := uint64(1); seed <= uint64(testenv.Iterations(25)); seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 15))
 		o := gen.Options{Items: 1 + rnd.IntN(200), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
 		in, err := input.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
