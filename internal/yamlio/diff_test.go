@@ -37,6 +37,9 @@ func TestFunctionMatchesReferenceGenerated(t *testing.T) {
 		{Items: 400, Contexts: 64, Seed: 4},
 		{Items: 300, Contexts: 100, Seed: 5, Routed: true}, // several batches of results
 	} {
+		if testing.Short() {
+			o.Items = min(o.Items, 120) // the same shapes, smaller; full size in test-slow
+		}
 		name := fmt.Sprintf("items=%d,contexts=%d,seed=%d,routed=%v", o.Items, o.Contexts, o.Seed, o.Routed)
 		fast, ref, streamed, refusal := runBoth(t, gen.Bytes(o))
 		if !streamed {
