@@ -45,119 +45,143 @@ func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
 // scanDocument reads one document. skip is set for what readFile skips:
 // empty documents, local config, unnamed resources and kpt's own files.
 func scanDocument(doc []byte, ctx string) (h HeldResource, skip, ok bool) {
-	var apiVersion, kind, name, namespace string
-	annos := map[string]string{}
-	top := map[string]bool{}
-	meta := map[string]bool{}
-	section := "" // the top-level key whose block the lines are in
-	metaKey := "" // the metadata key whose block the lines are in
-	lines := strings.Split(string(doc), "\n")
-	for n := 0; n < len(lines); n++ {
-		line := lines[n]
-		trimmed := strings.TrimLeft(line, " ")
-		indent := len(line) - len(trimmed)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			continue
-		}
-		if indent == 0 && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%")) {
-			if n == 0 && line == "---" {
-				continue // a file may start with a separator
-			}
-			return h, false, false
-		}
-		if indent == 0 && strings.HasPrefix(line, "- ") || line == "-" {
-			if section == "" {
-				return h, false, false // a bare sequence
-			}
-			continue // a compact sequence under a top-level key
-		}
-		switch {
-		case indent == 0:
-			key, value, ok := scanKeyValue(line)
-			if !ok || top[key] {
-				return h, false, false
-			}
-			top[key], section, metaKey = true, key, ""
-			switch key {
-			case "apiVersion", "kind":
-				v, ok := scanScalar(value, lines, n, 0)
-				if !ok {
-					return h, false, false
-				}
-				if key == "apiVersion" {
-					apiVersion = v
-				} else {
-					kind = v
-				}
-			case "metadata":
-				if value != "" {
-					return h, false, false // flow style
-				}
-			}
-		case section != "metadata":
-			continue
-		case indent == 2 && !strings.HasPrefix(trimmed, "- "):
-			key, value, ok := scanKeyValue(trimmed)
-			if !ok || meta[key] {
-				return h, false, false
-			}
-			meta[key], metaKey = true, key
-			switch key {
-			case "name", "namespace":
-				v, ok := scanScalar(value, lines, n, 2)
-				if !ok {
-					return h, false, false
-				}
-				if key == "name" {
-					name = v
-				} else {
-					namespace = v
-				}
-			case "annotations", "labels":
-				if value != "" {
-					return h, false, false // flow style
-				}
-			}
-		case indent == 4 && metaKey == "annotations":
-			key, value, ok := scanKeyValue(trimmed)
-			if !ok {
-				return h, false, false
-			}
-			if _, dup := annos[key]; dup {
-				return h, false, false
-			}
-			annos[key] = ""
-			switch key {
-			case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation:
-				v, ok := scanScalar(value, lines, n, 4)
-				if !ok {
-					return h, false, false
-				}
-				annos[key] = v
-			}
-		case indent < 2:
+	s := &docScan{lines: strings.Split(string(doc), "\n"), annos: map[string]string{}, top: map[string]bool{}, meta: map[string]bool{}}
+	for n := range s.lines {
+		if !s.line(n) {
 			return h, false, false
 		}
 	}
-	if len(top) == 0 {
+	if len(s.top) == 0 {
 		return h, true, true // an empty document
 	}
+	return s.held(ctx)
+}
+
+// docScan is what scanDocument has read of a document so far.
+type docScan struct {
+	lines                             []string
+	apiVersion, kind, name, namespace string
+	annos                             map[string]string
+	top, meta                         map[string]bool // the keys seen, to refuse duplicates
+	section                           string          // the top-level key whose block the lines are in
+	metaKey                           string          // the metadata key whose block the lines are in
+}
+
+// line reads line n; false when it is not a layout scanFile is sure of.
+func (s *docScan) line(n int) bool {
+	line := s.lines[n]
+	trimmed := strings.TrimLeft(line, " ")
+	indent := len(line) - len(trimmed)
+	switch {
+	case trimmed == "" || strings.HasPrefix(trimmed, "#"):
+		return true
+	case indent == 0 && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%")):
+		return n == 0 && line == "---" // a file may start with a separator
+	case indent == 0 && strings.HasPrefix(line, "- ") || line == "-":
+		return s.section != "" // a compact sequence under a top-level key, not a bare sequence
+	case indent == 0:
+		return s.topKey(line, n)
+	case s.section != "metadata":
+		return true
+	case indent == 2 && !strings.HasPrefix(trimmed, "- "):
+		return s.metadataKey(trimmed, n)
+	case indent == 4 && s.metaKey == "annotations":
+		return s.annotation(trimmed, n)
+	case indent < 2:
+		return false
+	}
+	return true
+}
+
+// topKey reads a top-level key: apiVersion and kind, and where metadata
+// starts.
+func (s *docScan) topKey(line string, n int) bool {
+	key, value, ok := scanKeyValue(line)
+	if !ok || s.top[key] {
+		return false
+	}
+	s.top[key], s.section, s.metaKey = true, key, ""
+	switch key {
+	case "apiVersion", "kind":
+		v, ok := scanScalar(value, s.lines, n, 0)
+		if !ok {
+			return false
+		}
+		if key == "apiVersion" {
+			s.apiVersion = v
+		} else {
+			s.kind = v
+		}
+	case "metadata":
+		return value == "" // not flow style
+	}
+	return true
+}
+
+// metadataKey reads a key of metadata: name and namespace, and where
+// annotations and labels start.
+func (s *docScan) metadataKey(trimmed string, n int) bool {
+	key, value, ok := scanKeyValue(trimmed)
+	if !ok || s.meta[key] {
+		return false
+	}
+	s.meta[key], s.metaKey = true, key
+	switch key {
+	case "name", "namespace":
+		v, ok := scanScalar(value, s.lines, n, 2)
+		if !ok {
+			return false
+		}
+		if key == "name" {
+			s.name = v
+		} else {
+			s.namespace = v
+		}
+	case "annotations", "labels":
+		return value == "" // not flow style
+	}
+	return true
+}
+
+// annotation reads an annotation: the values of those readFile looks at.
+func (s *docScan) annotation(trimmed string, n int) bool {
+	key, value, ok := scanKeyValue(trimmed)
+	if !ok {
+		return false
+	}
+	if _, dup := s.annos[key]; dup {
+		return false
+	}
+	s.annos[key] = ""
+	switch key {
+	case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation:
+		v, ok := scanScalar(value, s.lines, n, 4)
+		if !ok {
+			return false
+		}
+		s.annos[key] = v
+	}
+	return true
+}
+
+// held is the resource read, as readFile gives it, with its datastore in
+// context ctx.
+func (s *docScan) held(ctx string) (h HeldResource, skip, ok bool) {
 	// Copies: the values are substrings of the whole document.
-	o := route.Object{APIVersion: strings.Clone(apiVersion), Kind: strings.Clone(kind), Name: strings.Clone(name), Namespace: strings.Clone(namespace)}
-	kind, name, namespace = o.Kind, o.Name, o.Namespace
-	if v, ok := annos[filters.LocalConfigAnnotation]; ok && v != "false" {
+	o := route.Object{APIVersion: strings.Clone(s.apiVersion), Kind: strings.Clone(s.kind), Name: strings.Clone(s.name), Namespace: strings.Clone(s.namespace)}
+	if v, ok := s.annos[filters.LocalConfigAnnotation]; ok && v != "false" {
 		return h, true, true
 	}
-	if name == "" || isKptInternal(&o) {
+	if o.Name == "" || isKptInternal(&o) {
 		return h, true, true
 	}
 	h.Key = KeyOf(&o)
-	h.Desc = kind + " " + name
-	if namespace != "" {
-		h.Desc = kind + " " + namespace + "/" + name
+	h.Desc = o.Kind + " " + o.Name
+	if o.Namespace != "" {
+		h.Desc = o.Kind + " " + o.Namespace + "/" + o.Name
 	}
-	if ds, ok := annos[v1alpha1.DataStoreAnnotation]; ok {
-		if prev := route.ParseContexts(annos[v1alpha1.ContextAnnotation]); len(prev) > 0 {
+	if ds, ok := s.annos[v1alpha1.DataStoreAnnotation]; ok {
+		if prev := route.ParseContexts(s.annos[v1alpha1.ContextAnnotation]); len(prev) > 0 {
 			if m, err := datastore.ParseAnnotation(ds, prev); err == nil {
 				h.DataStore = strings.Clone(m[ctx])
 			}
