@@ -272,6 +272,21 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 		return nil, fmt.Errorf("%s is not a directory (a symlink?): split wrote a directory there and will not replace anything else", shown)
 	}
 	pc.Exists = true
+	if pc.Files, err = checkContextDir(dir, shown, name); err != nil {
+		return nil, err
+	}
+	if err := pc.readOverrides(dir, shown); err != nil {
+		return nil, err
+	}
+	if err := pc.readFiles(dir, shown, d.read); err != nil {
+		return nil, err
+	}
+	return pc, nil
+}
+
+// checkContextDir reads a context directory's marker and checks that it
+// holds only the files split listed there, which it returns.
+func checkContextDir(dir, shown, name string) ([]string, error) {
 	contexts, files, err := readMarker(filepath.Join(dir, MarkerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s file, so it was %w: move it away", shown, MarkerFile, ErrNotSplitDir)
@@ -282,7 +297,6 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 	if !slices.Equal(contexts, []string{name}) {
 		return nil, fmt.Errorf("%s: its %s names context(s) %q, not %q", shown, MarkerFile, contexts, name)
 	}
-	pc.Files = files
 	listed := map[string]bool{}
 	for _, f := range files {
 		if f == "" || path.IsAbs(f) || slices.Contains(strings.Split(f, "/"), "..") {
@@ -308,20 +322,29 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 		}
 		return fmt.Errorf("%s was %w (its %s does not list it), and split regenerates %s completely: move the file away", filepath.Join(shown, rel), ErrNotSplitDir, MarkerFile, shown)
 	})
+	return files, err
+}
+
+// readOverrides reads the etcd overrides the previous split recorded.
+func (pc *PrevContext) readOverrides(dir, shown string) error {
+	if !slices.Contains(pc.Files, v1alpha1.EtcdOverridesFile) {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, v1alpha1.EtcdOverridesFile))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if slices.Contains(files, v1alpha1.EtcdOverridesFile) {
-		p := filepath.Join(dir, v1alpha1.EtcdOverridesFile)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if pc.Overrides, err = datastore.ReadRecord(data); err != nil {
-			return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, v1alpha1.EtcdOverridesFile), err)
-		}
-		pc.HasOverrides = true
+	if pc.Overrides, err = datastore.ReadRecord(data); err != nil {
+		return fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, v1alpha1.EtcdOverridesFile), err)
 	}
+	pc.HasOverrides = true
+	return nil
+}
+
+// readFiles reads the resources of the context's files, scanned or
+// parsed as mode says.
+func (pc *PrevContext) readFiles(dir, shown string, mode ReadMode) error {
+	files := pc.Files
 	// Read the files on every core; merge in file order, so the first
 	// file that holds a resource wins, as when reading one by one.
 	held := make([][]HeldResource, len(files))
@@ -329,18 +352,18 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
 		if f := files[i]; !slices.Contains(OwnFiles, f) && yamlio.MatchesKRM(f) {
-			if d.read == ReadScan {
-				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
+			if mode == ReadScan {
+				if scans[i], errs[i] = scan(dir, f, pc.Name); scans[i] != nil || errs[i] != nil {
 					return nil
 				}
 			}
-			held[i], errs[i] = pc.readFile(dir, f, shown, d.read != ReadParse)
+			held[i], errs[i] = pc.readFile(dir, f, shown, mode != ReadParse)
 		}
 		return nil
 	})
 	for i := range files {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return errs[i]
 		}
 		if scans[i] != nil {
 			pc.Scanned[files[i]] = scans[i]
@@ -358,7 +381,7 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 			}
 		}
 	}
-	return pc, nil
+	return nil
 }
 
 // scan reads a file with scanFile; nil when scanFile does not take it.
