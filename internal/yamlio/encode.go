@@ -29,6 +29,9 @@ var writerClears = []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotati
 // reader and internal annotations removed (see ClearedAnnotations). It may
 // change the nodes. opts.Reference writes them with kio.ByteWriter alone.
 func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
+	if err := checkResources(nodes, "resource"); err != nil {
+		return nil, err // kio.ByteWriter would panic on some
+	}
 	if opts.Reference {
 		return encodeReference(nodes)
 	}
@@ -36,10 +39,14 @@ func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
 }
 
 // ClearedAnnotations are the annotations a written package file never
-// carries: kpt's internal ones and the legacy reader annotations.
+// carries: kpt's internal ones and the legacy reader annotations. Nodes
+// CheckResource refuses are skipped (Encode refuses them).
 func ClearedAnnotations(nodes []*yaml.RNode) []string {
 	var clear []string
 	for _, n := range nodes {
+		if CheckResource(n.YNode()) != nil {
+			continue // GetAnnotations could panic
+		}
 		for k := range n.GetAnnotations() {
 			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
 				clear = append(clear, k)

@@ -26,6 +26,9 @@ func FuzzFastMatchesReference(f *testing.F) {
 	for _, c := range encodeCases {
 		f.Add([]byte(c))
 	}
+	for _, tc := range shapeCases {
+		f.Add([]byte(tc.input))
+	}
 	for _, g := range goldenInputs(f) {
 		f.Add(g)
 	}
