@@ -104,7 +104,7 @@ func runReference(in io.Reader, data []byte, out io.Writer, p framework.Resource
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
 	refused := false
 	err := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		if err := checkResources(rl.Items, "item"); err != nil {
+		if err := CheckItems(rl.Items); err != nil {
 			refused = true
 			return err
 		}

@@ -111,6 +111,10 @@ func describeKind(n *yaml.Node) string {
 	return "not an object"
 }
 
+// CheckItems returns an error naming the first item of a ResourceList
+// that CheckResource refuses, nil when there is none.
+func CheckItems(items []*yaml.RNode) error { return checkResources(items, "item") }
+
 // checkResources returns an error naming the first of the nodes (what:
 // "item" of a ResourceList, or "resource") that CheckResource refuses.
 func checkResources(nodes []*yaml.RNode, what string) error {
