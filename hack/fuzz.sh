@@ -14,7 +14,7 @@
 #
 # Settings (environment):
 #   FUZZTIME          each target's budget: an execution count such as
-#                     20000x (the default; CI's) or a duration such as 5m
+#                     10000x (the default; CI's) or a duration such as 5m
 #   FUZZMINIMIZETIME  budget to minimize each new input (default 100x: a
 #                     bounded pause, so a budget goes to executing inputs)
 #   FUZZPARALLEL      fuzzing workers (default: the number of CPUs)
@@ -27,7 +27,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-FUZZTIME="${FUZZTIME:-20000x}"
+FUZZTIME="${FUZZTIME:-10000x}"
 FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-100x}"
 FUZZPARALLEL="${FUZZPARALLEL:-$(nproc 2>/dev/null || echo 2)}"
 FUZZCACHE="${FUZZCACHE:-fresh}"

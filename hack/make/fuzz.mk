@@ -9,12 +9,12 @@
 # per target, one worker, growing go's own cache of interesting inputs
 # (the one `go test -fuzz` uses).
 
-FUZZTIME ?= 20000x
+FUZZTIME ?= 10000x
 FUZZLONGTIME ?= 5m
 
 .PHONY: fuzz fuzz-long
 
-fuzz: ## Fuzz every target for FUZZTIME executions each (default 20000x), as CI does
+fuzz: ## Fuzz every target for FUZZTIME executions each (default 10000x), as CI does
 	FUZZTIME=$(FUZZTIME) ./hack/fuzz.sh
 
 fuzz-long: ## Fuzz every target for FUZZLONGTIME each (default 5m), one worker, keeping go's fuzz cache
