@@ -102,17 +102,16 @@ func runReference(in io.Reader, data []byte, out io.Writer, p framework.Resource
 	// known to be a ResourceList, so that stdout only ever holds one.
 	var buf bytes.Buffer
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
-	refused := false
+	var refused error
 	err := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
-		if err := CheckItems(rl.Items); err != nil {
-			refused = true
-			return err
+		if refused = CheckItems(rl.Items); refused != nil {
+			return refused
 		}
 		return p.Process(rl)
 	}), rw)
 	switch {
-	case refused:
-		return err
+	case refused != nil:
+		return refused
 	case err != nil && buf.Len() == 0 && data != nil:
 		if shape := explainReadError(data); shape != nil {
 			return shape
