@@ -175,6 +175,10 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 	if n == nil || n.Kind != yaml.MappingNode {
 		return s.nodeSize(n, depth, pathOther), 1
 	}
+	if n.Style&yaml.FlowStyle != 0 && !s.inFlow { // as nodeSize does
+		s.inFlow = true
+		defer func() { s.inFlow = false }()
+	}
 	size, kept := int64(2), 0
 	content := resolvedContent(n)
 	for i := 0; i+1 < len(content); i += 2 {

@@ -161,6 +161,8 @@ func TestSerializedSizeOfWrittenEmptyNull(t *testing.T) {
 		{"r:\n  c:\n", `{"r":{"c":null}}`},
 		{"r: {c: !!null }\n", `{"r":{"c":null}}`},
 		{"r: {c: ~}\n", `{"r":{"c":null}}`},
+		// Annotations are sized on their own path (make fuzz found it there).
+		{"metadata:\n  annotations: {a: b, c}\n", `{"metadata":{"annotations":{"a":"b","c":""}}}`},
 	} {
 		n := yaml.MustParse(tc.doc)
 		if got := SerializedSize(n); got != int64(len(tc.want)) {
