@@ -7,7 +7,6 @@ TOOLS_BIN := $(CURDIR)/.tools/bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/shard-router/shard-router/pkg/cli.Version=$(VERSION)
 IMAGE ?= localhost/shard-router:$(VERSION)
-FUZZTIME ?= 30s
 
 .PHONY: help build build-fn test test-slow docs update-kinds e2e tools tools-kpt tools-cluster fmt vet verify clean
 

@@ -8,5 +8,5 @@ e2e-cluster: tools-kpt tools-cluster ## Two real clusters (etcd, kube-apiserver,
 
 .PHONY: bench-status-fleet
 
-bench-status-fleet: tools-kpt tools-cluster ## status over 50 contexts x 1,000 objects vs one context, on one real kube-apiserver
+bench-status-fleet: tools-kpt tools-cluster ## status over 50 contexts x 1,000 objects vs one context, on one real kube-apiserver, also behind a proxy adding STATUS_BENCH_RTT (20ms) per round trip
 	go test -tags e2e -count=1 -timeout 30m -run '^$$' -bench BenchmarkStatusFleet -benchtime 3x ./test/e2e/

@@ -13,9 +13,11 @@
 //     kio.ByteWriter (both then settle moving comments, comments.go);
 //
 // with what they share: the writers keep every scalar's value (KeepScalars,
-// scalars.go), the mapped input, the packed-node
-// codec (Pack, Unpack), the worker pool (Parallel, ForEach) and the node
-// helpers (HasAnchors, CopyNode). A fast path refuses what it is not sure
+// scalars.go), the mapped input, the packed-node codec (Pack, Unpack), the
+// worker pool (Parallel, ForEach), the node helpers (HasAnchors, CopyNode)
+// and the check every reader and encoder makes on both paths, that a
+// resource is a Kubernetes object at all (CheckResource: kyaml hands on,
+// and panics on, nodes that are not). A fast path refuses what it is not sure
 // about (IsFallback) and the reference then reads the same bytes;
 // Options.Reference takes the reference for every input. These paths copy
 // behaviour kyaml keeps private (annotation-format reconciliation, what

@@ -32,6 +32,9 @@ var writerClears = []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotati
 // The bytes are a fixed point: read back and written again as kpt would,
 // they do not change (settleComments).
 func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
+	if err := checkResources(nodes, "resource"); err != nil {
+		return nil, err // kio.ByteWriter would panic on some
+	}
 	settle := hasFootComments(nodes)
 	var out []byte
 	var err error
@@ -47,10 +50,14 @@ func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
 }
 
 // ClearedAnnotations are the annotations a written package file never
-// carries: kpt's internal ones and the legacy reader annotations.
+// carries: kpt's internal ones and the legacy reader annotations. Nodes
+// CheckResource refuses are skipped (Encode refuses them).
 func ClearedAnnotations(nodes []*yaml.RNode) []string {
 	var clear []string
 	for _, n := range nodes {
+		if CheckResource(n.YNode()) != nil {
+			continue // GetAnnotations could panic
+		}
 		for k := range n.GetAnnotations() {
 			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
 				clear = append(clear, k)

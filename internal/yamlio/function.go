@@ -60,7 +60,7 @@ func RunFunction[T any](in io.Reader, out io.Writer, fn Function[T], opts Option
 	if err != nil {
 		// Replay what was read and the error, so the reference path reports
 		// it in its own words.
-		return runReference(io.MultiReader(bytes.NewReader(data), errReader{err}), out, fn)
+		return runReference(io.MultiReader(bytes.NewReader(data), errReader{err}), nil, out, fn)
 	}
 	return runFunction(data, out, fn, opts, nil)
 }
@@ -86,18 +86,37 @@ func runFunction[T any](data []byte, out io.Writer, fn Function[T], opts Options
 		}
 		done() // the reference path holds the whole list
 	}
-	return runReference(bytes.NewReader(data), out, fn)
+	return runReference(bytes.NewReader(data), data, out, fn)
 }
 
 // runReference is function mode on the plain kyaml framework path: the
-// reference that the streaming path must match, and its fallback.
-func runReference(in io.Reader, out io.Writer, p framework.ResourceListProcessor) error {
+// reference that the streaming path must match, and its fallback. data is
+// what in reads, when known (for a clearer error).
+//
+// An item that is not an object (CheckResource) is refused before p sees
+// it, and nothing is written: kyaml would refuse some of them with an
+// error that names no item, and hand p the others.
+func runReference(in io.Reader, data []byte, out io.Writer, p framework.ResourceListProcessor) error {
 	// framework.Execute also accepts bare resources, and writes them back
 	// with reader annotations added: hold the output until the input is
 	// known to be a ResourceList, so that stdout only ever holds one.
 	var buf bytes.Buffer
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
-	err := framework.Execute(keepingScalars{p}, rw)
+	var refused error
+	err := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
+		if refused = CheckItems(rl.Items); refused != nil {
+			return refused
+		}
+		return keepingScalars{p}.Process(rl)
+	}), rw)
+	switch {
+	case refused != nil:
+		return refused
+	case err != nil && buf.Len() == 0 && data != nil:
+		if shape := explainReadError(data); shape != nil {
+			return shape
+		}
+	}
 	if buf.Len() > 0 && rw.WrappingKind != kio.ResourceListKind {
 		return fmt.Errorf("the input is not a ResourceList (kind: %s with items or functionConfig)", kio.ResourceListKind)
 	}
@@ -183,6 +202,9 @@ func (s *streamRun) readItems(read func(i int, rn *yaml.RNode)) error {
 		rn, err := s.Item(i)
 		if err != nil {
 			return err
+		}
+		if err := CheckResource(rn.YNode()); err != nil {
+			return fallback(fmt.Sprintf("item %d: %v", i, err)) // the reference refuses it
 		}
 		buf, _ := scratch.Get().(*[]byte)
 		if buf == nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -55,16 +56,22 @@ func ReadPackage[T any](abs string, skip func(rel string) bool, opts Options, re
 		return nil, err
 	}
 	perFile := make([][]T, len(files))
-	errs := make([]error, len(files))
+	errs, refused := make([]error, len(files)), make([]error, len(files))
 	_ = Parallel(len(files), func(i int) error {
-		perFile[i], errs[i] = readPackageFile(abs, files[i], read)
+		perFile[i], errs[i], refused[i] = readPackageFile(abs, files[i], read)
 		return nil
 	})
+	// The reference reads every file, then checks every resource: a file
+	// kyaml cannot read is reported before a resource CheckResource refuses.
+	for _, errs := range [][]error{errs, refused} {
+		for i, err := range errs {
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", filepath.Join(abs, files[i]), err)
+			}
+		}
+	}
 	var out []T
 	for i := range files {
-		if errs[i] != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(abs, files[i]), errs[i])
-		}
 		out = append(out, perFile[i]...)
 		perFile[i] = nil
 	}
@@ -72,11 +79,12 @@ func ReadPackage[T any](abs string, skip func(rel string) bool, opts Options, re
 }
 
 // readPackageFile reads one file of a package as kyaml's LocalPackageReader
-// does.
-func readPackageFile[T any](abs, rel string, read func(*yaml.RNode, bool) T) ([]T, error) {
+// does. It returns kyaml's error, or else the error of the first resource
+// CheckResource refuses.
+func readPackageFile[T any](abs, rel string, read func(*yaml.RNode, bool) T) (_ []T, readErr, refused error) {
 	f, err := os.Open(filepath.Join(abs, rel))
 	if err != nil {
-		return nil, err
+		return nil, err, nil
 	}
 	defer f.Close()
 	nodes, err := (&kio.ByteReader{
@@ -87,13 +95,16 @@ func readPackageFile[T any](abs, rel string, read func(*yaml.RNode, bool) T) ([]
 		WrapBareSeqNode:   true,
 	}).Read()
 	if err != nil {
-		return nil, err
+		return nil, err, nil // it names the node, and the caller the file
+	}
+	if err := checkResources(nodes, "resource"); err != nil {
+		return nil, nil, err
 	}
 	out := make([]T, len(nodes))
 	for i, n := range nodes {
 		out[i] = read(n, true)
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // readPackageReference reads a package directory whole with kyaml's
@@ -103,6 +114,11 @@ func readPackageReference[T any](abs string, skip func(string) bool, read func(*
 	nodes, err := packageReader(abs, skip).Read()
 	if err != nil {
 		return nil, err
+	}
+	for _, n := range nodes {
+		if err := CheckResource(n.YNode()); err != nil {
+			return nil, packageResourceError(abs, n, err)
+		}
 	}
 	out := make([]T, len(nodes))
 	for i, n := range nodes {
@@ -122,4 +138,14 @@ func packageReader(abs string, skip func(string) bool) kio.LocalPackageReader {
 		WrapBareSeqNode:    true,
 		FileSkipFunc:       skip,
 	}
+}
+
+// packageResourceError names a resource of the package that CheckResource
+// refuses as the fast path does: its file, from the reader's annotations,
+// and its index in that file.
+func packageResourceError(abs string, n *yaml.RNode, err error) error {
+	annos := Lookup(Lookup(n.YNode(), yaml.MetadataField), yaml.AnnotationsField)
+	rel := scalarField(annos, kioutil.PathAnnotation)
+	i, _ := strconv.Atoi(scalarField(annos, kioutil.IndexAnnotation))
+	return fmt.Errorf("%s: %w", filepath.Join(abs, filepath.FromSlash(rel)), resourceError("resource", i, n.YNode(), err))
 }

@@ -36,16 +36,28 @@ func readList[T any](data []byte, read func(*yaml.RNode, bool) T) ([]T, *yaml.RN
 		return nil, nil, err
 	}
 	out := make([]T, l.Len())
+	// An item CheckResource refuses is reported only when no item needs
+	// the reference path, and then the first one, as the reference does.
+	refused := make([]error, l.Len())
 	err = Parallel(l.Len(), func(i int) error {
 		n, err := l.Item(i)
 		if err != nil {
 			return err
+		}
+		if err := CheckResource(n.YNode()); err != nil {
+			refused[i] = resourceError("item", i, n.YNode(), err)
+			return nil
 		}
 		out[i] = read(n, true)
 		return nil
 	})
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, err := range refused {
+		if err != nil {
+			return nil, nil, err
+		}
 	}
 	return out, l.FunctionConfig(), nil
 }
@@ -60,6 +72,9 @@ func readStreamReference[T any](r io.Reader, read func(*yaml.RNode, bool) T) ([]
 	rr := &kio.ByteReader{Reader: bytes.NewReader(data), PreserveSeqIndent: true, WrapBareSeqNode: true}
 	nodes, err := rr.Read()
 	if err != nil {
+		if shape := explainReadError(data); shape != nil {
+			return nil, nil, shape
+		}
 		return nil, nil, err
 	}
 	if rr.WrappingKind == "List" {
@@ -75,6 +90,13 @@ func readStreamReference[T any](r io.Reader, read func(*yaml.RNode, bool) T) ([]
 	var fc *yaml.RNode
 	if rr.FunctionConfig != nil && !rr.FunctionConfig.IsNilOrEmpty() {
 		fc = rr.FunctionConfig
+	}
+	what := "resource"
+	if rr.WrappingKind == kio.ResourceListKind {
+		what = "item"
+	}
+	if err := checkResources(nodes, what); err != nil {
+		return nil, nil, err
 	}
 	out := make([]T, len(nodes))
 	for i, n := range nodes {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
@@ -90,12 +91,17 @@ func FuzzProcess(f *testing.F) {
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- &a {apiVersion: v1, kind: Namespace, metadata: {name: a, labels: &l {s: x}}}\n- {apiVersion: v1, kind: Secret, metadata: {name: b, namespace: a, labels: *l}}\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {k: s=x}}\n",
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a, annotations: {shardrouter.dev/context: ','}}}\n- {kind: ConfigMap, metadata: {name: [x]}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a}}\nfunctionConfig: {apiVersion: v1, kind: ConfigMap, metadata: {name: f}, data: {k: s}}\n",
 		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: apiextensions.k8s.io/v1, kind: CustomResourceDefinition, metadata: {name: ws.x}, spec: {group: x, scope: Namespaced, names: {kind: W}}}\n- {apiVersion: x/v1, kind: W, metadata: {name: w}}\nfunctionConfig: {apiVersion: shardrouter.dev/v1alpha1, kind: ShardConfig, metadata: {name: s}, spec: {contexts: [{name: k, resourceSelector: {}}], defaultContext: k}}\n",
+		// An empty null in flow annotations, written as '' (make fuzz found
+		// a second run sizing it differently).
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Event\n  metadata:\n    name: e1\n    namespace: a\n    annotations: {x, y: z}\nfunctionConfig: {apiVersion: shardrouter.dev/v1alpha1, kind: ShardConfig, metadata: {name: s}, spec: {contexts: [{name: c, resourceSelector: {}}]}}\n",
+		// kyaml's GetLabels panicked on the one-entry labels sequence.
+		"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {apiVersion: v1, kind: Namespace, metadata: {name: a, labels: [x]}}\nfunctionConfig: {apiVersion: shardrouter.dev/v1alpha1, kind: ShardConfig, metadata: {name: s}, spec: {contexts: [{name: c0}, {name: c1}], placement: {strategy: Rendezvous, label: {key: k, values: {c0: '0', c1: '1'}}}}}\n",
 	} {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, input []byte) {
-		if len(input) > 1<<16 {
-			t.Skip("large inputs add nothing but time")
+		if len(input) > 16<<10 {
+			t.Skip("large inputs add nothing but time, and no input may take seconds (the fuzz engine gives up on one after 10 s)")
 		}
 		out, err := executeProcessor(input)
 		r := &kio.ByteReader{Reader: bytes.NewReader(input), OmitReaderAnnotations: true}
@@ -147,4 +153,19 @@ func FuzzProcess(f *testing.F) {
 			t.Fatalf("a second run changed the output:\n--- first\n%s--- second\n%s", out, again)
 		}
 	})
+}
+
+// TestProcessRefusesNonObjects: the Processor, run by kyaml's framework
+// alone, refuses an item RunFunction would refuse (here a Namespace to
+// place whose labels are a one-entry sequence, which kyaml's GetLabels
+// would index as a mapping) with an error naming the item and the field.
+func TestProcessRefusesNonObjects(t *testing.T) {
+	input := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" +
+		"- {apiVersion: v1, kind: Namespace, metadata: {name: a, labels: [x]}}\n" +
+		"functionConfig:\n  " + strings.ReplaceAll(strings.TrimSpace(capPlacementConfig), "\n", "\n  ") + "\n"
+	_, err := executeProcessor([]byte(input))
+	want := "item 0 (Namespace a): metadata.labels is a sequence, not a mapping"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v, want %q", err, want)
+	}
 }

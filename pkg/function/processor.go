@@ -22,6 +22,10 @@ var _ framework.ResourceListProcessor = Processor{}
 // results as the error when any is an error, so the process exits non-zero
 // (kpt judges a function by its exit code alone).
 func (Processor) Process(rl *framework.ResourceList) error {
+	// RunFunction refuses these first; kyaml's framework alone does not.
+	if err := yamlio.CheckItems(rl.Items); err != nil {
+		return err
+	}
 	items := make([]Item, len(rl.Items))
 	for i, rn := range rl.Items {
 		items[i] = withConfig(ItemOfShared(rn), rn)

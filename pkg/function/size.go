@@ -27,7 +27,9 @@ import (
 //
 // an annotations map left empty counts as absent. Scalars are typed as
 // yaml.v3 resolves them (YAML 1.2: yes/no are strings), except that
-// timestamps stay strings, as sigs.k8s.io/yaml converts them; mapping keys
+// timestamps stay strings, as sigs.k8s.io/yaml converts them, and that an
+// empty null in a flow collection ({a: b, c}) is "", as kyaml writes it
+// into the package (an empty single-quoted string); mapping keys
 // are strings; aliases count as what they name, merge keys (<<) as the keys
 // they merge. It is an estimate of what etcd holds: built-in kinds are
 // stored as protobuf (usually smaller), and the
@@ -48,6 +50,12 @@ func SerializedSize(rn *yaml.RNode) int64 {
 // than by visiting every expansion.
 type sizer struct {
 	aliased map[aliasKey]int64
+	// inFlow: the node being sized is inside a flow collection, where
+	// yaml.v3's encoder writes an empty null as '' (see scalarSize);
+	// anchoredInFlow records it for each anchored node, whose aliases
+	// hold what its definition is written as.
+	inFlow         bool
+	anchoredInFlow map[*yaml.Node]bool
 }
 
 const maxAliasSize = 1 << 32
@@ -80,13 +88,30 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		}
 		// Capped, so that sums of aliases cannot overflow: any input has
 		// fewer than 2^31 alias nodes. It is far beyond any object etcd takes.
+		inFlow := s.inFlow
+		if f, ok := s.anchoredInFlow[n.Alias]; ok {
+			s.inFlow = f
+		}
 		v := min(s.nodeSize(n.Alias, depth+1, at), maxAliasSize)
+		s.inFlow = inFlow
 		s.aliased[k] = v
 		return v
 	}
 	n = yamlio.Deref(n)
 	if n == nil || depth > maxDepth {
 		return 4 // null
+	}
+	if n.Anchor != "" {
+		if s.anchoredInFlow == nil {
+			s.anchoredInFlow = map[*yaml.Node]bool{}
+		}
+		if _, ok := s.anchoredInFlow[n]; !ok {
+			s.anchoredInFlow[n] = s.inFlow
+		}
+	}
+	if (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle != 0 && !s.inFlow {
+		s.inFlow = true
+		defer func() { s.inFlow = false }()
 	}
 	switch n.Kind {
 	case yaml.DocumentNode:
@@ -132,6 +157,12 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		}
 		return size
 	case yaml.ScalarNode:
+		if s.inFlow && n.Value == "" && n.ShortTag() == yaml.NodeTagNull && n.Style&yaml.TaggedStyle == 0 {
+			// yaml.v3's encoder, so kyaml and kpt, write this null in a
+			// flow collection ({a: b, c}) as '', a string: the package
+			// holds "" once written (and a second run sizes that).
+			return 2
+		}
 		return scalarSize(n)
 	}
 	return 4
@@ -143,6 +174,10 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 	n = yamlio.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
 		return s.nodeSize(n, depth, pathOther), 1
+	}
+	if n.Style&yaml.FlowStyle != 0 && !s.inFlow { // as nodeSize does
+		s.inFlow = true
+		defer func() { s.inFlow = false }()
 	}
 	size, kept := int64(2), 0
 	content := resolvedContent(n)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,11 +35,15 @@ const (
 // the fleet does not take 50 times one context. One real kube-apiserver
 // stands for every cluster: the kubeconfig has 50 contexts that point at
 // it, each applied (objects, owning-inventory annotations, ResourceGroup)
-// with its own Namespaces. Run it with
+// with its own Namespaces. The fleet is measured as it is (rtt=0: on this
+// one machine, CPU bound) and again with each context behind its own proxy
+// that adds $STATUS_BENCH_RTT (default 20ms) to every round trip, as real
+// clusters would. Run it with
 //
 //	go test -tags e2e -run '^$' -bench BenchmarkStatusFleet -benchtime 3x ./test/e2e/
 //
-// and compare the two sub-benchmarks' ns/op (wall) and cpu-s/op.
+// and read each fleet's contexts=50 wall-x and cpu-x: its wall and CPU
+// time as multiples of contexts=1's.
 func BenchmarkStatusFleet(b *testing.B) {
 	bin, kpt := shardRouter(b), toolPath(b, "kpt")
 	dir := b.TempDir()
@@ -52,7 +57,7 @@ func BenchmarkStatusFleet(b *testing.B) {
 	for i := range names {
 		names[i] = fmt.Sprintf("c%02d", i)
 	}
-	scaleWriteKubeconfig(b, kubeconfig, creds.Token, api, names)
+	scaleWriteKubeconfig(b, kubeconfig, creds.Token, api, names, nil)
 
 	pkg, out := filepath.Join(dir, "pkg"), filepath.Join(dir, "out")
 	scaleWritePackage(b, pkg, names)
@@ -66,40 +71,94 @@ func BenchmarkStatusFleet(b *testing.B) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, fmt.Sprintf("%d of %d contexts in sync.", scaleContexts, scaleContexts)) {
 		b.Fatalf("the fleet is not in sync:\n%s", res)
 	}
-	// The engine in-process, so that its CPU time can be reported too: on
-	// one machine serving every "cluster", CPU is what bounds the fleet.
+	// The same fleet as far away as real clusters: each context's server
+	// is its own proxy that adds the round-trip time.
+	fleets := []struct{ name, kubeconfig string }{{"rtt=0", kubeconfig}}
+	if rtt := scaleBenchRTT(b); rtt > 0 {
+		servers := make([]string, len(names))
+		for i := range servers {
+			servers[i] = "https://" + startLatencyProxy(b, strings.TrimPrefix(api.URL, "https://"), rtt).Addr
+		}
+		far := filepath.Join(dir, "kubeconfig-rtt")
+		scaleWriteKubeconfig(b, far, creds.Token, api, names, servers)
+		fleets = append(fleets, struct{ name, kubeconfig string }{"rtt=" + rtt.String(), far})
+	}
+	for _, f := range fleets {
+		b.Run(f.name, func(b *testing.B) { benchStatusContexts(b, out, f.kubeconfig, names) })
+	}
+}
+
+// scaleBenchRTT is the round-trip time the benchmark adds for its far
+// fleet: $STATUS_BENCH_RTT (a Go duration; 0 leaves the far fleet out),
+// default 20ms.
+func scaleBenchRTT(b testing.TB) time.Duration {
+	v := os.Getenv("STATUS_BENCH_RTT")
+	if v == "" {
+		return 20 * time.Millisecond
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		b.Fatalf("STATUS_BENCH_RTT=%q: want a duration such as 20ms", v)
+	}
+	return d
+}
+
+// benchStatusContexts runs status for one context, then for every one, and
+// reports the second's wall and CPU time per op as ratios of the first's
+// (wall-x, cpu-x): the point is that these stay far below the number of
+// contexts. The engine runs in-process, so that its CPU time can be
+// measured; with a latency proxy, that includes the proxy's forwarding.
+func benchStatusContexts(b *testing.B, out, kubeconfig string, names []string) {
+	var one struct{ wall, cpu float64 }
 	for _, bc := range []struct {
 		name     string
 		contexts []string
 	}{
 		{"contexts=1", names[:1]},
-		{fmt.Sprintf("contexts=%d", scaleContexts), nil},
+		{fmt.Sprintf("contexts=%d", len(names)), nil},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			var before, after syscall.Rusage
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+			start := time.Now()
 			for range b.N {
 				doc, err := status.Run(context.Background(), status.Options{OutDir: out, Kubeconfig: kubeconfig, Contexts: bc.contexts})
 				if err != nil || !doc.InSync() {
 					b.Fatalf("status: %v, in sync %v", err, doc != nil && doc.InSync())
 				}
 			}
+			wall := time.Since(start).Seconds() / float64(b.N)
 			_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-			cpu := time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano())
-			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+			cpu := time.Duration(after.Utime.Nano()-before.Utime.Nano()+after.Stime.Nano()-before.Stime.Nano()).Seconds() / float64(b.N)
+			b.ReportMetric(cpu, "cpu-s/op")
+			if bc.contexts != nil {
+				one.wall, one.cpu = wall, cpu
+			} else if one.wall > 0 {
+				b.ReportMetric(wall/one.wall, "wall-x")
+				b.ReportMetric(cpu/one.cpu, "cpu-x")
+			}
 		})
 	}
 }
 
-// scaleWriteKubeconfig writes one context per name, all on server a.
-func scaleWriteKubeconfig(b testing.TB, path, token string, a *clusterAPIServer, names []string) {
+// scaleWriteKubeconfig writes one context per name, all served by a: at
+// its own URL, or with servers, each name at its own server (a proxy to a).
+func scaleWriteKubeconfig(b testing.TB, path, token string, a *clusterAPIServer, names, servers []string) {
 	b.Helper()
 	var s strings.Builder
-	fmt.Fprintf(&s, "apiVersion: v1\nkind: Config\ncurrent-context: %s\nclusters:\n- name: scale\n  cluster:\n    server: %s\n    certificate-authority: %s\n",
-		names[0], a.URL, a.CAFile)
+	fmt.Fprintf(&s, "apiVersion: v1\nkind: Config\ncurrent-context: %s\nclusters:\n", names[0])
+	cluster := func(i int) string { return "scale" }
+	if servers == nil {
+		fmt.Fprintf(&s, "- name: scale\n  cluster:\n    server: %s\n    certificate-authority: %s\n", a.URL, a.CAFile)
+	} else {
+		cluster = func(i int) string { return names[i] }
+		for i, n := range names {
+			fmt.Fprintf(&s, "- name: %s\n  cluster:\n    server: %s\n    certificate-authority: %s\n", n, servers[i], a.CAFile)
+		}
+	}
 	s.WriteString("users:\n- name: admin\n  user:\n    token: " + token + "\ncontexts:\n")
-	for _, n := range names {
-		fmt.Fprintf(&s, "- name: %s\n  context:\n    cluster: scale\n    user: admin\n", n)
+	for i, n := range names {
+		fmt.Fprintf(&s, "- name: %s\n  context:\n    cluster: %s\n    user: admin\n", n, cluster(i))
 	}
 	writeFile(b, path, s.String())
 }

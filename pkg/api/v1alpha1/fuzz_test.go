@@ -30,6 +30,7 @@ func FuzzLoad(f *testing.F) {
 		"- a\n- b\n",
 		"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: 'b=c', d: 'e in (f,g)', h: '!i', j: 'k!=l'}\n",
 		"apiVersion: v1\nkind: ConfigMap\ndata: &d {a: x}\nmetadata: {name: *d}\n",
+		"apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\ndata: {a: x}\n",
 		"apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nspec: {contexts: [{name: a, resourceSelector: {}}]}\n",
 		"apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nspec: {contexts: [{name: a, dataStores: [{name: e, endpoints: ['https://e:1']}]}], dataStoreOverrides: [{resource: /events, dataStore: e}]}\n",
 		"apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nspec: {contexts: [{name: a, namespaceSelector: {matchExpressions: [{key: k, operator: In, values: [v]}]}}]}\n",

@@ -90,7 +90,7 @@ func strictError(e error) *field.Error {
 func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 	cfg := &ShardConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: APIVersion, Kind: Kind},
-		ObjectMeta: metav1.ObjectMeta{Name: node.GetName()},
+		ObjectMeta: metav1.ObjectMeta{Name: metadataName(node)},
 	}
 	data := node.Field("data")
 	if data == nil || data.Value.IsNilOrEmpty() {
@@ -126,6 +126,20 @@ func fromConfigMap(node *yaml.RNode) (*ShardConfig, field.ErrorList) {
 		return nil, errs
 	}
 	return cfg, nil
+}
+
+// metadataName is a mapping's metadata.name, "" when either is missing or
+// of another kind: kyaml's GetName reads a metadata sequence as a mapping
+// and panics on one of one entry.
+func metadataName(node *yaml.RNode) string {
+	meta := node.Field(yaml.MetadataField)
+	if meta == nil || meta.Value.YNode().Kind != yaml.MappingNode {
+		return ""
+	}
+	if name := meta.Value.Field(yaml.NameField); name != nil && !yaml.IsYNodeNilOrEmpty(name.Value.YNode()) {
+		return name.Value.YNode().Value
+	}
+	return ""
 }
 
 // configMapPath rewrites "spec.contexts[i].<x>" to "data[<name>]" for a config

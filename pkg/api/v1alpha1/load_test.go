@@ -71,6 +71,12 @@ spec:
 			wantText:   []string{"ShardConfig", "ConfigMap"},
 		},
 		{
+			// kyaml's GetName panicked on it (a fuzzer's find).
+			name:         "ConfigMap whose metadata is a one-entry sequence",
+			yaml:         "apiVersion: v1\nkind: ConfigMap\nmetadata: [a]\ndata: {c: s=x}\n",
+			wantContexts: []string{"c"},
+		},
+		{
 			name: "unknown kind names the accepted kinds",
 			yaml: `
 apiVersion: apps/v1
