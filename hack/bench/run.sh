@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process benchmark of function mode (issue 6), run by `make bench`.
 #
-# Generates seeded packages (pkg/gen) into a temporary directory, runs each
+# Generates seeded packages (internal/gen) into a temporary directory, runs each
 # program on them with stdin from the file and stdout to /dev/null, and
 # prints wall time and peak RSS (GNU time's %e and %M) with the ratios to
 # the kyaml no-op function (tools/kpt/kyaml-noop, the floor of every kyaml

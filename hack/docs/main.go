@@ -5,12 +5,10 @@ package main
 import (
 	"fmt"
 	"os"
-
-	"github.com/shard-router/shard-router/pkg/cli"
 )
 
 func main() {
-	dir := cli.ReferenceDir
+	dir := referenceDir
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
@@ -18,7 +16,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := cli.WriteReference(dir); err != nil {
+	if err := writeReference(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

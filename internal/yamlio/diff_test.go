@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
 )
 
 // The differential suite: every fast path of this package against its
@@ -37,6 +37,9 @@ func TestFunctionMatchesReferenceGenerated(t *testing.T) {
 		{Items: 400, Contexts: 64, Seed: 4},
 		{Items: 300, Contexts: 100, Seed: 5, Routed: true}, // several batches of results
 	} {
+		if testing.Short() {
+			o.Items = min(o.Items, 120) // the same shapes, smaller; full size in test-slow
+		}
 		name := fmt.Sprintf("items=%d,contexts=%d,seed=%d,routed=%v", o.Items, o.Contexts, o.Seed, o.Routed)
 		fast, ref, streamed, refusal := runBoth(t, gen.Bytes(o))
 		if !streamed {

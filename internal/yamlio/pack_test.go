@@ -6,8 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
 )
 
 // TestPackRoundTrip: every item of the streaming cases, of the golden inputs

@@ -14,8 +14,8 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
-	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // overridesFlags are the flags of `shard-router overrides`.
@@ -92,10 +92,10 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 	var node *yaml.RNode
 	var err error
 	if f.config != "" {
-		node, err = split.ReadConfigFile(f.config)
+		node, err = input.ReadConfigFile(f.config)
 	} else {
-		var in *split.Input
-		if in, err = split.ReadPackage(dir, ioOptions()); err == nil {
+		var in *input.Input
+		if in, err = input.ReadPackage(dir, ioOptions()); err == nil {
 			node, err = in.Config()
 		}
 	}
@@ -191,7 +191,7 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 		}
 		prev.ByContext = map[string][]datastore.Entry{contexts[0]: prev.Bare}
 	}
-	allow := t.Spec.Spec.AllowDataStoreChanges
+	allow := t.Policy.AllowDataStoreChanges
 	reports := []v1alpha1.OverrideChange{}
 	refused := 0
 	for _, c := range contexts {

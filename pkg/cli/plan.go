@@ -10,6 +10,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -49,7 +50,8 @@ would then do in that cluster:
   update     objects of both that differ in anything that reaches the
              cluster (compared as data: formatting, comments, key order and
              the config.kubernetes.io/* and internal.config.kubernetes.io/*
-             annotations are not changes; shard-router's annotations are)
+             annotations are not changes; shard-router's annotations and
+             kpt's depends-on and apply-time-mutation are)
   prune      objects of the previous package that the new one lacks: kpt
              deletes them from that cluster
   unchanged  a count
@@ -117,7 +119,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
-	out, err := split.OpenPrevious(f.previous)
+	out, err := input.OpenPrevious(f.previous)
 	if err != nil {
 		return err
 	}
@@ -165,8 +167,8 @@ func runPlan(s Streams, f *planFlags, src string) error {
 
 // readWithPrevious opens the previous split's output directory (what was
 // last applied), then reads the input and its config, as plan and apply do.
-func readWithPrevious(s Streams, src, previous, config string) (*split.OutDir, *split.Input, *function.Config, error) {
-	out, err := split.OpenPrevious(previous)
+func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+	out, err := input.OpenPrevious(previous)
 	if err != nil {
 		return nil, nil, nil, err
 	}

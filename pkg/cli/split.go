@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -66,7 +67,7 @@ shard-router plan first to see what each cluster would gain and lose.
 
 Re-running regenerates every context directory completely, so files of deleted
 resources disappear. split only deletes what it wrote (it marks its directories
-with ` + split.MarkerFile + ` files) and refuses to write into a non-empty
+with ` + input.MarkerFile + ` files) and refuses to write into a non-empty
 directory it did not create.
 
 With --context NAME, split writes that context's resources and its inventory
@@ -146,7 +147,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 		pkg, _ := layout.Package(f.context)
 		return pkg.WriteStream(s.Out)
 	}
-	if err := out.Write(layout); err != nil {
+	if err := split.Write(out, layout); err != nil {
 		return err
 	}
 	for _, pkg := range layout.Packages {
@@ -159,14 +160,14 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 // splitOutDir opens the output directory, or for the pipe form the
 // previous split, which must exist: without it, nothing would check the
 // moves and the mass-deletion guard of a stream that kpt live apply prunes by.
-func splitOutDir(f *splitFlags) (*split.OutDir, error) {
+func splitOutDir(f *splitFlags) (*input.OutDir, error) {
 	switch {
 	case f.context == "" && f.previous != "":
 		return nil, errors.New("--previous is for the pipe form (--context NAME); the directory form reads its -o OUT_DIR")
 	case f.context == "" && f.out == "":
 		return nil, errors.New("split needs -o OUT_DIR (or --context NAME --previous OUT_DIR to write one context to stdout)")
 	case f.context == "":
-		return split.OpenOutDir(f.out)
+		return input.OpenOutDir(f.out)
 	case f.previous != "" && f.out != "" && f.previous != f.out:
 		return nil, errors.New("give the previous split once: --previous OUT_DIR (-o OUT_DIR means the same with --context)")
 	case f.previous == "" && f.out == "":
@@ -176,33 +177,33 @@ func splitOutDir(f *splitFlags) (*split.OutDir, error) {
 	if prev == "" {
 		prev = f.out
 	}
-	return split.OpenExisting(prev)
+	return input.OpenExisting(prev)
 }
 
 // readInput reads a package directory, or stdin for "-". An output
 // directory inside the package is never read back.
-func readInput(s Streams, src string, out *split.OutDir) (*split.Input, error) {
+func readInput(s Streams, src string, out *input.OutDir) (*input.Input, error) {
 	if src == "-" {
-		return split.ReadStream(s.In, ioOptions())
+		return input.ReadStream(s.In, ioOptions())
 	}
 	var skip []string
 	if out != nil {
 		skip = append(skip, out.Path)
 	}
-	return split.ReadPackage(src, ioOptions(), skip...)
+	return input.ReadPackage(src, ioOptions(), skip...)
 }
 
 // configNode returns --config FILE, else the input's config.
-func configNode(in *split.Input, file string) (*yaml.RNode, error) {
+func configNode(in *input.Input, file string) (*yaml.RNode, error) {
 	if file != "" {
-		return split.ReadConfigFile(file)
+		return input.ReadConfigFile(file)
 	}
 	return in.Config()
 }
 
 // loadConfig loads --config FILE, else the input's config; its errors are
 // printed to stderr as the function prints them.
-func loadConfig(s Streams, in *split.Input, file string) (*function.Config, error) {
+func loadConfig(s Streams, in *input.Input, file string) (*function.Config, error) {
 	node, err := configNode(in, file)
 	if err != nil {
 		return nil, err

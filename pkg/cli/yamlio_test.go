@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/pkg/cli"
-	"github.com/shard-router/shard-router/pkg/gen"
 )
 
 // TestReferenceSwitch: SHARD_ROUTER_REFERENCE sends function mode and

@@ -42,10 +42,26 @@ type Config struct {
 	byGR      map[kinds.GroupResource]int
 	// stores[ctx] maps each datastore a context declares to its entry.
 	stores []map[string]v1alpha1.DataStore
+	// Policy is what the spec allows, read once.
+	Policy Policy
 }
+
+// Policy is what a ShardConfig allows: the allow* switches and the
+// mass-deletion guard's limits (defaults applied).
+type Policy struct {
+	AllowMoves, AllowDataStoreChanges, AllowMassPrune bool
+	// PruneMaxPercent and PruneMinObjects are spec.pruneGuard's maxPercent
+	// and minObjects.
+	PruneMaxPercent, PruneMinObjects int
+}
+
+// Contexts are spec.contexts, in declaration order.
+func (c *Config) Contexts() []v1alpha1.Context { return c.Spec.Spec.Contexts }
 
 // Placement is spec.placement, compiled.
 type Placement struct {
+	// Strategy is spec.placement.strategy.
+	Strategy v1alpha1.PlacementStrategy
 	// Weights are per context; 0 never receives a new Namespace.
 	Weights []uint32
 	// Label is spec.placement.label; nil without it.
@@ -107,7 +123,10 @@ func Compile(cfg *v1alpha1.ShardConfig) (*Config, []Notice, field.ErrorList) {
 		DefaultContext:     -1,
 		byGR:               map[kinds.GroupResource]int{},
 		stores:             make([]map[string]v1alpha1.DataStore, n),
+		Policy: Policy{AllowMoves: spec.AllowMoves, AllowDataStoreChanges: spec.AllowDataStoreChanges,
+			AllowMassPrune: spec.AllowMassPrune},
 	}
+	c.Policy.PruneMaxPercent, c.Policy.PruneMinObjects = spec.PruneGuard.Limits()
 	var errs field.ErrorList
 	for i := range spec.Contexts {
 		ctx := &spec.Contexts[i]
@@ -131,7 +150,7 @@ func Compile(cfg *v1alpha1.ShardConfig) (*Config, []Notice, field.ErrorList) {
 		c.DefaultContext = c.index[spec.DefaultContext]
 	}
 	if pl := spec.Placement; pl != nil {
-		c.Placement = &Placement{Weights: make([]uint32, n)}
+		c.Placement = &Placement{Strategy: pl.Strategy, Weights: make([]uint32, n)}
 		for i := range spec.Contexts {
 			c.Placement.Weights[i] = uint32(max(spec.Contexts[i].PlacementWeight(), 0))
 		}

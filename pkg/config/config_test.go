@@ -135,3 +135,30 @@ data:
 		t.Fatalf("errors = %v, want one at data[bad,name]", errs)
 	}
 }
+
+// TestCompilePolicy: the allow* switches and the guard's limits are read
+// once, defaults applied where the spec is silent.
+func TestCompilePolicy(t *testing.T) {
+	c, _ := load(t, `apiVersion: shardrouter.dev/v1alpha1
+kind: ShardConfig
+metadata: {name: shards}
+spec:
+  allowMoves: true
+  allowMassPrune: true
+  pruneGuard: {maxPercent: 20}
+  contexts:
+  - name: a
+`)
+	want := Policy{AllowMoves: true, AllowMassPrune: true, PruneMaxPercent: 20, PruneMinObjects: 10}
+	if c.Policy != want {
+		t.Errorf("Policy = %+v, want %+v", c.Policy, want)
+	}
+	c, _ = load(t, "apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata: {name: s}\nspec:\n  allowDataStoreChanges: true\n  contexts:\n  - name: a\n")
+	want = Policy{AllowDataStoreChanges: true, PruneMaxPercent: 50, PruneMinObjects: 10}
+	if c.Policy != want {
+		t.Errorf("Policy = %+v, want %+v", c.Policy, want)
+	}
+	if got := c.Contexts(); len(got) != 1 || got[0].Name != "a" {
+		t.Errorf("Contexts() = %+v, want [a]", got)
+	}
+}

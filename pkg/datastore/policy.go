@@ -1,5 +1,7 @@
 package datastore
 
+import "github.com/shard-router/shard-router/pkg/config"
+
 // Verdict is the policy's answer to a datastore change: kube-apiserver never
 // migrates data when --etcd-servers-overrides changes, so the objects
 // already stored would vanish from the API.
@@ -27,4 +29,36 @@ func Judge(ephemeral, allowDataStoreChanges bool) Verdict {
 		return AllowedByConfig
 	}
 	return Refused
+}
+
+// StoreChange is a change of an object's datastore in one context, and the
+// policy's verdict on it.
+type StoreChange struct {
+	Context, From, To string
+	Verdict           Verdict
+}
+
+// Changes is the one detection of datastore changes that function mode and
+// plan share: for an object of apiVersion/kind routed to contexts (indexes
+// into c.Names), each context where its datastore annotation (annotation,
+// read against the previous contexts, see ParseAnnotation) names another
+// datastore than Assign does now, judged by Judge with c's policy. An
+// annotation that does not parse is the error.
+func Changes(c *config.Config, apiVersion, kind, annotation string, previous []string, contexts []int) ([]StoreChange, error) {
+	old, err := ParseAnnotation(annotation, previous)
+	if err != nil {
+		return nil, err
+	}
+	var out []StoreChange
+	for _, ctx := range contexts {
+		name := c.Names[ctx]
+		was, ok := old[name]
+		now := Assign(c, ctx, apiVersion, kind)
+		if !ok || was == now {
+			continue
+		}
+		out = append(out, StoreChange{Context: name, From: was, To: now,
+			Verdict: Judge(Ephemeral(c, apiVersion, kind), c.Policy.AllowDataStoreChanges)})
+	}
+	return out, nil
 }

@@ -27,11 +27,11 @@ type (
 // per context and per datastore, and a warning (an error with enforce) per
 // exceeded budget limit.
 func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
-	spec := &c.Compiled.Spec.Spec
-	capa := &Capacity{Contexts: make([]ContextCapacity, len(spec.Contexts))}
-	stores := make([]map[string]int, len(spec.Contexts)) // datastore name -> index
-	for i := range spec.Contexts {
-		ctx := &spec.Contexts[i]
+	contexts := c.Compiled.Contexts()
+	capa := &Capacity{Contexts: make([]ContextCapacity, len(contexts))}
+	stores := make([]map[string]int, len(contexts)) // datastore name -> index
+	for i := range contexts {
+		ctx := &contexts[i]
 		p := fmt.Sprintf("spec.contexts[%d]", i)
 		cc := ContextCapacity{Name: ctx.Name, Budget: budgetStatus(ctx.Budget, p+".budget")}
 		cc.DataStores = append(cc.DataStores, DataStoreCapacity{Name: v1alpha1.DefaultDataStore,

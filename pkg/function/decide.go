@@ -100,7 +100,6 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Results = append(out.Results, itemResult(&items[pr.Object], severity(pr.Severity), pr.Field, msg))
 	}
-	spec := &c.Compiled.Spec.Spec
 	changes := &storeChanges{}
 	for i, d := range routing.Decisions {
 		if !d.Routed() {
@@ -114,7 +113,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 		}
 		out.Contexts[i] = strings.Join(names, ",")
 		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
-		c.checkDataStoreChange(out, changes, i, it, names, stores, spec.AllowDataStoreChanges)
+		c.checkDataStoreChange(out, changes, i, it, d.Contexts)
 	}
 	out.Results = append(out.Results, changes.results(items)...)
 	// One info result per context and per datastore (objects and bytes),
@@ -129,22 +128,17 @@ func (c *Config) Decide(items []Item) *Outcome {
 // already lives somewhere: kube-apiserver never migrates data when
 // --etcd-servers-overrides changes, so the objects would vanish from the API.
 // The changes are collected, so that each cause is reported once.
-func (c *Config) checkDataStoreChange(out *Outcome, changes *storeChanges, i int, it *Item, names, stores []string, allow bool) {
+func (c *Config) checkDataStoreChange(out *Outcome, changes *storeChanges, i int, it *Item, contexts []int) {
 	if !it.HasDataStore || !it.HasPrevious {
 		return
 	}
-	old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
+	chs, err := datastore.Changes(c.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, contexts)
 	if err != nil {
 		out.Results = append(out.Results, itemResult(it, framework.Error, dataStoreField, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
 		return
 	}
-	for k, ctx := range names {
-		was, ok := old[ctx]
-		if !ok || was == stores[k] {
-			continue
-		}
-		verdict := datastore.Judge(datastore.Ephemeral(c.Compiled, it.APIVersion, it.Kind), allow)
-		changes.add(storeChange{group: it.Group(), kind: it.Kind, context: ctx, from: was, to: stores[k], verdict: verdict}, i)
+	for _, ch := range chs {
+		changes.add(storeChange{group: it.Group(), kind: it.Kind, context: ch.Context, from: ch.From, to: ch.To, verdict: ch.Verdict}, i)
 	}
 }
 

@@ -22,7 +22,7 @@ func (c *Config) placedNamespaces(items []Item, out *Outcome) framework.Results 
 		}
 		it := &items[i]
 		msg := fmt.Sprintf("%s placed on context %q by spec.placement (%s); the context annotation keeps it there",
-			it.Describe(), out.Contexts[i], c.Compiled.Spec.Spec.Placement.Strategy)
+			it.Describe(), out.Contexts[i], c.Compiled.Placement.Strategy)
 		if d.Label != nil {
 			msg += fmt.Sprintf(", and the label %s=%s records it", d.Label.Key, d.Label.Value)
 		}

@@ -92,131 +92,163 @@ type objKey struct{ group, kind, namespace, name string }
 // goes through the rules (rules.go), Namespaces first since their resources
 // follow them.
 func (r *Router) Route(objs []Object) *Routing {
-	p := &Routing{Decisions: make([]Decision, len(objs))}
-	crdScope := r.crdScopes(objs)
-	namespaces := map[string]*nsState{}
-	var nsOrder []*nsState                  // package order, so results are deterministic
-	seen := make(map[objKey]int, len(objs)) // sized once: it holds every object
-	guessed := map[[2]string]*guess{}       // custom kinds broadcast on a guessed scope
-	var guessOrder [][2]string
-	scope := make([]builtinScope, len(objs)) // pass 1's lookup, for the rules
-	var old oldVersions
-
+	run := &routeRun{
+		r: r, objs: objs, p: &Routing{Decisions: make([]Decision, len(objs))},
+		crdScope:   r.crdScopes(objs),
+		namespaces: map[string]*nsState{},
+		seen:       make(map[objKey]int, len(objs)), // sized once: it holds every object
+		guessed:    map[[2]string]*guess{},
+		scope:      make([]builtinScope, len(objs)),
+	}
 	// Pass 1: check identities and collect Namespaces. Objects that are
 	// never routed are left to the first rule.
 	for i := range objs {
-		o := &objs[i]
-		if r.skipped(o) {
-			continue
-		}
-		if !r.checkIdentity(p, i, o) {
-			p.Decisions[i].Reason = Failed
-			continue
-		}
-		builtin, isBuiltin := kinds.Resolve(o.APIVersion, o.Kind)
-		if isBuiltin && !builtin.Served {
-			old.add(i, o, builtin)
-		}
-		key := objKey{o.Group(), o.Kind, o.Namespace, o.Name}
-		if isBuiltin {
-			// One stored object, whichever group serves it (v1 and
-			// events.k8s.io/v1 Events, extensions and apps Deployments).
-			key.group, key.kind = builtin.Storage.Group, builtin.Storage.Resource
-			scope[i] = clusterScoped
-			if builtin.Namespaced {
-				scope[i] = namespacedScope
-			}
-			if !builtin.Stored {
-				key.group, key.kind = builtin.Group, builtin.Resource
-				if key.kind == "" { // a generated legacy kind: no plural known
-					key.kind = builtin.Kind.Kind
-				}
-			}
-		}
-		cluster := scope[i] == clusterScoped || !isBuiltin && crdScope[[2]string{o.Group(), o.Kind}] == "Cluster"
-		if cluster {
-			key.namespace = "" // kube-apiserver ignores it: one object
-		}
-		if first, dup := seen[key]; dup {
-			if f := &objs[first]; f.APIVersion != o.APIVersion || f.Kind != o.Kind {
-				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "apiVersion", Related: []int{first},
-					Message: fmt.Sprintf("%s %s and %s %s (item %d) are one object: kube-apiserver stores both as %s/%s, so the cluster would keep only the last one applied; keep one of them",
-						o.APIVersion, o.Describe(), f.APIVersion, f.Describe(), first, key.group, key.kind)})
-			} else {
-				p.Problems = append(p.Problems, Problem{Object: i, Severity: Error, Field: "metadata.name", Related: []int{first},
-					Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", o.Describe(), first)})
-			}
-			p.Decisions[i].Reason = Failed
-			continue
-		}
-		seen[key] = i
-		if cluster && o.Namespace != "" {
-			p.errorf(i, "metadata.namespace", "%s is cluster-scoped but has metadata.namespace %q: kpt live apply refuses it; remove metadata.namespace",
-				o.Describe(), o.Namespace)
-			p.Decisions[i].Reason = Failed
-			continue
-		}
-		if isNamespace(o) {
-			namespaces[o.Name] = &nsState{object: i}
-			nsOrder = append(nsOrder, namespaces[o.Name])
+		if !r.skipped(&objs[i]) && !run.admit(i) {
+			run.p.Decisions[i].Reason = Failed
 		}
 	}
+	run.old.warn(run.p, objs)
+	run.routeNamespaces()
+	run.routeOthers()
+	reportMovers(run.p, objs, run.nsOrder)
+	run.warnGuesses()
+	return run.p
+}
 
-	old.warn(p, objs)
+// routeRun is one Route call's state.
+type routeRun struct {
+	r          *Router
+	objs       []Object
+	p          *Routing
+	crdScope   map[[2]string]string
+	namespaces map[string]*nsState
+	nsOrder    []*nsState           // package order, so results are deterministic
+	seen       map[objKey]int       // each stored object's first item
+	guessed    map[[2]string]*guess // custom kinds broadcast on a guessed scope
+	guessOrder [][2]string
+	scope      []builtinScope // pass 1's lookup, for the rules
+	old        oldVersions
+}
 
-	// Pass 2: Namespaces, matched by both selectors against their own labels.
-	for _, ns := range nsOrder {
-		o := &objs[ns.object]
-		ns.byNsSel = r.cfg.NamespaceIndex.Match(o.Labels)
+// admit checks object i's identity (pass 1): false when it fails.
+func (run *routeRun) admit(i int) bool {
+	o, p := &run.objs[i], run.p
+	if !run.r.checkIdentity(p, i, o) {
+		return false
+	}
+	builtin, isBuiltin := kinds.Resolve(o.APIVersion, o.Kind)
+	if isBuiltin && !builtin.Served {
+		run.old.add(i, o, builtin)
+	}
+	key := objKey{o.Group(), o.Kind, o.Namespace, o.Name}
+	if isBuiltin {
+		// One stored object, whichever group serves it (v1 and
+		// events.k8s.io/v1 Events, extensions and apps Deployments).
+		key.group, key.kind = builtin.Storage.Group, builtin.Storage.Resource
+		run.scope[i] = clusterScoped
+		if builtin.Namespaced {
+			run.scope[i] = namespacedScope
+		}
+		if !builtin.Stored {
+			key.group, key.kind = builtin.Group, builtin.Resource
+			if key.kind == "" { // a generated legacy kind: no plural known
+				key.kind = builtin.Kind.Kind
+			}
+		}
+	}
+	cluster := run.scope[i] == clusterScoped || !isBuiltin && run.crdScope[[2]string{o.Group(), o.Kind}] == "Cluster"
+	if cluster {
+		key.namespace = "" // kube-apiserver ignores it: one object
+	}
+	if first, dup := run.seen[key]; dup {
+		run.duplicate(i, first, key)
+		return false
+	}
+	run.seen[key] = i
+	if cluster && o.Namespace != "" {
+		p.errorf(i, "metadata.namespace", "%s is cluster-scoped but has metadata.namespace %q: kpt live apply refuses it; remove metadata.namespace",
+			o.Describe(), o.Namespace)
+		return false
+	}
+	if isNamespace(o) {
+		run.namespaces[o.Name] = &nsState{object: i}
+		run.nsOrder = append(run.nsOrder, run.namespaces[o.Name])
+	}
+	return true
+}
+
+// duplicate refuses object i, stored as the object first is.
+func (run *routeRun) duplicate(i, first int, key objKey) {
+	o, f := &run.objs[i], &run.objs[first]
+	if f.APIVersion != o.APIVersion || f.Kind != o.Kind {
+		run.p.Problems = append(run.p.Problems, Problem{Object: i, Severity: Error, Field: "apiVersion", Related: []int{first},
+			Message: fmt.Sprintf("%s %s and %s %s (item %d) are one object: kube-apiserver stores both as %s/%s, so the cluster would keep only the last one applied; keep one of them",
+				o.APIVersion, o.Describe(), f.APIVersion, f.Describe(), first, key.group, key.kind)})
+		return
+	}
+	run.p.Problems = append(run.p.Problems, Problem{Object: i, Severity: Error, Field: "metadata.name", Related: []int{first},
+		Message: fmt.Sprintf("%s is in the package twice (first at item %d): kpt live apply would keep only one", o.Describe(), first)})
+}
+
+// routeNamespaces is pass 2: Namespaces, matched by both selectors against
+// their own labels.
+func (run *routeRun) routeNamespaces() {
+	for _, ns := range run.nsOrder {
+		o := &run.objs[ns.object]
+		ns.byNsSel = run.r.cfg.NamespaceIndex.Match(o.Labels)
 		s := subject{i: ns.object, o: o, nsSel: ns.byNsSel}
-		d := r.route(p, &s)
-		p.Decisions[ns.object] = d
+		d := run.r.route(run.p, &s)
+		run.p.Decisions[ns.object] = d
 		if d.Routed() {
 			ns.contexts = d.Contexts
 		}
 		ns.refused, ns.refusedMove = d.Refused, s.refusedMove
 	}
+}
 
-	// Pass 3: everything else.
-	for i := range objs {
-		o := &objs[i]
-		if p.Decisions[i].Reason != NotRouted || isNamespace(o) {
+// routeOthers is pass 3: everything else.
+func (run *routeRun) routeOthers() {
+	for i := range run.objs {
+		o := &run.objs[i]
+		if run.p.Decisions[i].Reason != NotRouted || isNamespace(o) {
 			continue // failed in pass 1, or a Namespace of pass 2
 		}
 		s := subject{i: i, o: o}
-		s.namespaced, s.known = r.namespaced(o, scope[i], crdScope)
+		s.namespaced, s.known = run.r.namespaced(o, run.scope[i], run.crdScope)
 		if s.namespaced {
 			// Without metadata.namespace there is no Namespace to follow,
 			// but selectors, sticky and defaultContext still apply.
-			if s.ns = namespaces[o.Namespace]; s.ns != nil {
+			if s.ns = run.namespaces[o.Namespace]; s.ns != nil {
 				s.nsSel = s.ns.byNsSel
 			}
 		}
-		d := r.route(p, &s)
-		p.Decisions[i] = d
+		d := run.r.route(run.p, &s)
+		run.p.Decisions[i] = d
 		if d.Reason == Broadcast && !s.known {
 			gk := [2]string{o.Group(), o.Kind}
-			if g := guessed[gk]; g != nil {
+			if g := run.guessed[gk]; g != nil {
 				g.more++
 			} else {
-				guessed[gk] = &guess{first: i}
-				guessOrder = append(guessOrder, gk)
+				run.guessed[gk] = &guess{first: i}
+				run.guessOrder = append(run.guessOrder, gk)
 			}
 		}
 	}
-	reportMovers(p, objs, nsOrder)
-	for _, gk := range guessOrder {
-		g := guessed[gk]
-		o := &objs[g.first]
+}
+
+// warnGuesses warns once per custom kind broadcast on a guessed scope.
+func (run *routeRun) warnGuesses() {
+	for _, gk := range run.guessOrder {
+		g := run.guessed[gk]
+		o := &run.objs[g.first]
 		more := ""
 		if g.more > 0 {
 			more = fmt.Sprintf(" (and %d more %s)", g.more, o.Kind)
 		}
-		p.Problems = append(p.Problems, Problem{Object: g.first, Severity: Warning, Field: "metadata.namespace",
+		run.p.Problems = append(run.p.Problems, Problem{Object: g.first, Severity: Warning, Field: "metadata.namespace",
 			Message: fmt.Sprintf("%s%s is sent to every context as cluster-scoped, a guess: %s %s is no built-in kind, the package has no CustomResourceDefinition for it, and it has no metadata.namespace; if the kind is namespaced it belongs where its Namespace goes. Make it certain: add the kind's CustomResourceDefinition to the package, set metadata.namespace, or pin it with a resourceSelector",
 				o.Describe(), more, o.APIVersion, o.Kind)})
 	}
-	return p
 }
 
 // reportMovers names, in each refused move of a Namespace, the objects

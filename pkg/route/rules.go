@@ -238,7 +238,7 @@ func (r *Router) moves(p *Routing, s *subject) {
 	newNames := strings.Join(r.cfg.NamesOf(d.Contexts), ",")
 	old := strings.Join(o.Previous, ",")
 	field := "metadata.annotations[" + v1alpha1.ContextAnnotation + "]"
-	if r.cfg.Spec.Spec.AllowMoves {
+	if r.cfg.Policy.AllowMoves {
 		p.Problems = append(p.Problems, Problem{Object: s.i, Severity: Warning, Field: field,
 			Message: fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
 				o.Describe(), old, newNames, strings.Join(dropped, ","))})

@@ -6,7 +6,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
-	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // pruneCount is what one context of the config would lose: of the
@@ -38,9 +39,9 @@ func massPrune(c pruneCount, maxPercent, minObjects int) bool {
 // delete most of a cluster. It adds an error per context that trips it (a
 // warning with spec.allowMassPrune or --allow-mass-prune) and returns those
 // contexts. Contexts dropped from the config are refused as moves instead.
-func (p *Layout) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out *OutDir, counts []pruneCount) map[string]bool {
+func (p *Layout) checkMassPrune(pol config.Policy, allow bool, out *input.OutDir, counts []pruneCount) map[string]bool {
 	p.guarded = true
-	maxPercent, minObjects := spec.PruneGuard.Limits()
+	maxPercent, minObjects := pol.PruneMaxPercent, pol.PruneMinObjects
 	tripped := map[string]bool{}
 	for _, c := range counts {
 		if !massPrune(c, maxPercent, minObjects) {
@@ -55,9 +56,9 @@ func (p *Layout) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out 
 			c.context, what, c.context)
 		r := &framework.Result{Field: &framework.Field{Path: "spec.pruneGuard"}}
 		if out != nil {
-			r.File = &framework.File{Path: path.Join(out.given, c.context)}
+			r.File = &framework.File{Path: path.Join(out.Given, c.context)}
 		}
-		if allow || spec.AllowMassPrune {
+		if allow || pol.AllowMassPrune {
 			r.Severity, r.Message = framework.Warning, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)"
 		} else {
 			r.Severity, r.Message = framework.Error, msg+"; check the package, and if the deletion is intended set spec.allowMassPrune: true or pass --allow-mass-prune (tune the guard with spec.pruneGuard: {maxPercent, minObjects})"
@@ -70,16 +71,16 @@ func (p *Layout) checkMassPrune(spec *v1alpha1.ShardConfigSpec, allow bool, out 
 // pruneCounts counts, for each context of the config that the previous
 // split wrote, the objects it held that keys (the new package's objects
 // of that context) no longer holds.
-func pruneCounts(names []string, out *OutDir, keys func(ctx int) map[objKey]bool) []pruneCount {
+func pruneCounts(names []string, out *input.OutDir, keys func(ctx int) map[input.ObjKey]bool) []pruneCount {
 	var counts []pruneCount
 	for ctx, name := range names {
-		pc := out.context(name)
-		if pc == nil || len(pc.held) == 0 {
+		pc := out.Context(name)
+		if pc == nil || len(pc.Held) == 0 {
 			continue
 		}
 		now := keys(ctx)
-		c := pruneCount{context: name, previous: len(pc.held)}
-		for k := range pc.held {
+		c := pruneCount{context: name, previous: len(pc.Held)}
+		for k := range pc.Held {
 			if !now[k] {
 				c.pruned++
 			}
@@ -90,9 +91,8 @@ func pruneCounts(names []string, out *OutDir, keys func(ctx int) map[objKey]bool
 }
 
 // MassPrune reports whether losing pruned of previous objects trips the
-// guard with spec's limits; apply judges each cluster's live inventory
-// with it.
-func MassPrune(spec *v1alpha1.ShardConfigSpec, previous, pruned int) bool {
-	maxPercent, minObjects := spec.PruneGuard.Limits()
-	return massPrune(pruneCount{previous: previous, pruned: pruned}, maxPercent, minObjects)
+// guard with the config's limits; apply judges each cluster's live
+// inventory with it.
+func MassPrune(pol config.Policy, previous, pruned int) bool {
+	return massPrune(pruneCount{previous: previous, pruned: pruned}, pol.PruneMaxPercent, pol.PruneMinObjects)
 }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 func TestMassPruneThresholds(t *testing.T) {
@@ -79,11 +80,11 @@ func TestMassPruneGuard(t *testing.T) {
 			if len(doc.Contexts[0].Prune) != tc.remove || doc.Contexts[0].MassPrune != (tc.want != "") {
 				t.Errorf("plan: %d prunes, massPrune %v", len(doc.Contexts[0].Prune), doc.Contexts[0].MassPrune)
 			}
-			od, err := OpenOutDir(out)
+			od, err := input.OpenOutDir(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+			in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // Inputs shaped like real third-party manifests, one class of issue 14 each,
@@ -194,7 +195,7 @@ func TestManifestClassesSplit(t *testing.T) {
 			}
 			pkg := t.TempDir()
 			writeTree(t, pkg, files)
-			dirIn, err := ReadPackage(pkg, yamlio.Options{})
+			dirIn, err := input.ReadPackage(pkg, yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,15 +210,19 @@ func TestManifestClassesSplit(t *testing.T) {
 			if err := (kio.ByteWriter{Writer: &plain, KeepReaderAnnotations: true}).Write(nodes); err != nil {
 				t.Fatal(err)
 			}
-			inputs := map[string]func() (*Input, error){
-				"directory": func() (*Input, error) { return ReadPackage(pkg, yamlio.Options{}) },
-				"directory, reference reader": func() (*Input, error) {
-					return ReadPackage(pkg, yamlio.Options{Reference: true})
+			inputs := map[string]func() (*input.Input, error){
+				"directory": func() (*input.Input, error) { return input.ReadPackage(pkg, yamlio.Options{}) },
+				"directory, reference reader": func() (*input.Input, error) {
+					return input.ReadPackage(pkg, yamlio.Options{Reference: true})
 				},
-				"ResourceList": func() (*Input, error) { return ReadStream(strings.NewReader(rl.String()), yamlio.Options{}) },
-				"plain stream": func() (*Input, error) { return ReadStream(strings.NewReader(plain.String()), yamlio.Options{}) },
-				"ResourceList, reference reader": func() (*Input, error) {
-					return ReadStream(strings.NewReader(rl.String()), yamlio.Options{Reference: true})
+				"ResourceList": func() (*input.Input, error) {
+					return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
+				},
+				"plain stream": func() (*input.Input, error) {
+					return input.ReadStream(strings.NewReader(plain.String()), yamlio.Options{})
+				},
+				"ResourceList, reference reader": func() (*input.Input, error) {
+					return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{Reference: true})
 				},
 			}
 			for name, read := range inputs {
@@ -256,7 +261,7 @@ func TestManifestClassesSplit(t *testing.T) {
 // and a package directory refuse.
 func TestLoneListOnStdinIsRefused(t *testing.T) {
 	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c, namespace: a}}\n- {apiVersion: v1, kind: Namespace, metadata: {name: a, labels: {shard: a}}}\n"
-	in, err := ReadStream(strings.NewReader(list), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(list), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,19 +5,14 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
@@ -25,6 +20,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -37,13 +33,13 @@ type PreviewOptions struct {
 // Preview routes the input exactly as Route does for split (same engine,
 // same refusals, same mass-deletion guard), writes nothing, and compares
 // each context's new package with what the previous split in opts.Out
-// (opened with OpenPrevious) holds: what `kpt live apply` of each context
+// (opened with input.OpenPrevious) holds: what `kpt live apply` of each context
 // would create, update and prune there. Objects are compared as data:
 // formatting, comments, key order and the config.kubernetes.io/* and
 // internal.config.kubernetes.io/* annotations (which never reach a cluster)
-// are not changes. Results are Route's; the plan's Errors and Warnings are
+// are not changes, but for those that change what kpt does (input.NotApplied). Results are Route's; the plan's Errors and Warnings are
 // left for the caller to fill from them.
-func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
+func Preview(in *input.Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
 	sp, err := Build(in, cfg, opts)
 	if err != nil {
 		return nil, nil, err
@@ -53,14 +49,14 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil
 	}
-	if opts.Out != nil && opts.Out.read == readParse {
-		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with OpenPrevious")
+	if opts.Out != nil && opts.Out.Mode() == input.ReadParse {
+		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with input.OpenPrevious")
 	}
 	pv := &preview{sp: sp, cfg: cfg, out: opts.Out, doc: doc}
 	pv.place()
-	if err := pv.settleScanned(); errors.Is(err, errScanMismatch) {
+	if err := pv.settleScanned(); errors.Is(err, input.ErrScanMismatch) {
 		// Never guess: read the previous split again, parsing every file.
-		if opts.Out, err = openOutDir(opts.Out.given, readDigests); err != nil {
+		if opts.Out, err = opts.Out.Reparse(); err != nil {
 			return nil, nil, err
 		}
 		return Preview(in, cfg, opts, popts)
@@ -74,9 +70,9 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 	if !sp.guarded && opts.Out != nil {
 		// Route stopped at an earlier error; run the guard on the plan's
 		// own placement, so that its verdict is shown too.
-		sp.checkMassPrune(&cfg.Compiled.Spec.Spec, opts.AllowMassPrune, opts.Out, counts)
+		sp.checkMassPrune(cfg.Compiled.Policy, opts.AllowMassPrune, opts.Out, counts)
 	}
-	maxPercent, minObjects := cfg.Compiled.Spec.Spec.PruneGuard.Limits()
+	maxPercent, minObjects := cfg.Compiled.Policy.PruneMaxPercent, cfg.Compiled.Policy.PruneMinObjects
 	for k := range doc.Contexts {
 		c := &doc.Contexts[k]
 		if c.State != v1alpha1.ContextDropped {
@@ -95,50 +91,50 @@ func Preview(in *Input, cfg *function.Config, opts Options, popts PreviewOptions
 type preview struct {
 	sp  *Layout
 	cfg *function.Config
-	out *OutDir
+	out *input.OutDir
 	doc *v1alpha1.SplitPlan
 	// contexts[i] are the contexts item i would be applied to: its route,
 	// or for a refused move the route it was refused; nil when it has
 	// none. unknown marks items whose route failed otherwise: the plan
 	// cannot say where they go, so it claims no prune of them.
 	contexts [][]int
-	unknown  map[objKey]bool
+	unknown  map[input.ObjKey]bool
 	// bases are the items' digests without their route annotations.
-	bases []digest
+	bases []input.Digest
 	// updates are the updated items per context, for the diffs.
 	updates map[string][]update
 	// same are, per context of the config, the objects of files that the
 	// new split would write byte for byte as the previous one did.
-	same []map[objKey]bool
+	same []map[input.ObjKey]bool
 }
 
 // settleScanned compares, with the previous split read by scanFile, each
 // file the new split would write with the previous file at its path: when
 // their bytes are equal, its objects are unchanged, and what scanFile read
 // must be those objects. Every other scanned file is parsed and checked
-// against what scanFile read. errScanMismatch reports a difference.
+// against what scanFile read. input.ErrScanMismatch reports a difference.
 func (pv *preview) settleScanned() error {
 	names := pv.cfg.Compiled.Names
-	pv.same = make([]map[objKey]bool, len(names))
-	if pv.out == nil || pv.out.read != readScan {
+	pv.same = make([]map[input.ObjKey]bool, len(names))
+	if pv.out == nil || pv.out.Mode() != input.ReadScan {
 		return nil
 	}
 	type job struct {
 		pkg  *Package
 		ctx  int
 		k    int
-		prev *scannedFile
+		prev *input.ScannedFile
 	}
 	var jobs []job
-	matched := map[*prevContext]map[string]bool{}
+	matched := map[*input.PrevContext]map[string]bool{}
 	for _, pkg := range pv.sp.Packages { // none when the split has errors
-		pc := pv.out.context(pkg.Context)
-		if pc == nil || len(pc.scanned) == 0 {
+		pc := pv.out.Context(pkg.Context)
+		if pc == nil || len(pc.Scanned) == 0 {
 			continue
 		}
 		ctx := slices.Index(names, pkg.Context)
 		for k, f := range pkg.files {
-			if s := pc.scanned[f.path]; s != nil && f.items != nil {
+			if s := pc.Scanned[f.path]; s != nil && f.items != nil {
 				jobs = append(jobs, job{pkg, ctx, k, s})
 			}
 		}
@@ -150,7 +146,7 @@ func (pv *preview) settleScanned() error {
 		if err != nil {
 			return err
 		}
-		equal[j] = sha256.Sum256(data) == jobs[j].prev.sum
+		equal[j] = sha256.Sum256(data) == jobs[j].prev.Sum
 		return nil
 	})
 	if err != nil {
@@ -161,24 +157,24 @@ func (pv *preview) settleScanned() error {
 			continue
 		}
 		f := &jb.pkg.files[jb.k]
-		if len(f.items) != len(jb.prev.held) {
-			return errScanMismatch
+		if len(f.items) != len(jb.prev.Held) {
+			return input.ErrScanMismatch
 		}
 		if pv.same[jb.ctx] == nil {
-			pv.same[jb.ctx] = map[objKey]bool{}
+			pv.same[jb.ctx] = map[input.ObjKey]bool{}
 		}
 		for n, i := range f.items {
 			it := &pv.sp.items[i]
-			h := jb.prev.held[n]
-			if h.key != keyOf(&it.Object) || h.dataStore != datastore.Assign(pv.cfg.Compiled, jb.ctx, it.APIVersion, it.Kind) {
-				return errScanMismatch
+			h := jb.prev.Held[n]
+			if h.Key != input.KeyOf(&it.Object) || h.DataStore != datastore.Assign(pv.cfg.Compiled, jb.ctx, it.APIVersion, it.Kind) {
+				return input.ErrScanMismatch
 			}
-			pv.same[jb.ctx][h.key] = true
+			pv.same[jb.ctx][h.Key] = true
 		}
-		matched[pv.out.context(jb.pkg.Context)][f.path] = true
+		matched[pv.out.Context(jb.pkg.Context)][f.path] = true
 	}
-	for _, pc := range pv.out.previous {
-		if err := pc.parseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
+	for _, pc := range pv.out.Previous {
+		if err := pc.ParseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
 			return err
 		}
 	}
@@ -187,14 +183,14 @@ func (pv *preview) settleScanned() error {
 
 type update struct {
 	item int
-	prev prevObject
+	prev input.PrevObject
 }
 
 // place decides where each item would go.
 func (pv *preview) place() {
 	ds := pv.sp.out.Routing.Decisions
 	pv.contexts = make([][]int, len(ds))
-	pv.unknown = map[objKey]bool{}
+	pv.unknown = map[input.ObjKey]bool{}
 	for i, d := range ds {
 		switch {
 		case d.Routed():
@@ -202,7 +198,7 @@ func (pv *preview) place() {
 		case d.Reason == route.Failed && d.Refused != nil:
 			pv.contexts[i] = d.Refused
 		case d.Reason == route.Failed && pv.sp.items[i].Name != "":
-			pv.unknown[keyOf(&pv.sp.items[i].Object)] = true
+			pv.unknown[input.KeyOf(&pv.sp.items[i].Object)] = true
 		}
 	}
 }
@@ -211,11 +207,11 @@ func (pv *preview) place() {
 // but for the two annotations that name its context and datastore: those
 // differ per context, and digestIn adds them.
 func (pv *preview) digestNew() error {
-	pv.bases = make([]digest, len(pv.contexts))
+	pv.bases = make([]input.Digest, len(pv.contexts))
 	return yamlio.Parallel(len(pv.contexts), func(i int) error {
 		same := true
 		for _, c := range pv.contexts[i] {
-			same = same && pv.same[c][keyOf(&pv.sp.items[i].Object)]
+			same = same && pv.same[c][input.KeyOf(&pv.sp.items[i].Object)]
 		}
 		if pv.contexts[i] == nil || same {
 			return nil // nowhere, or unchanged wherever it goes
@@ -224,44 +220,41 @@ func (pv *preview) digestNew() error {
 		if err != nil {
 			return err
 		}
-		pv.bases[i], _ = baseDigestOf(n)
+		pv.bases[i], _ = input.BaseDigestOf(n)
 		return nil
 	})
 }
 
 // digestIn is the digest of item i as context ctx's package holds it.
-func (pv *preview) digestIn(i, ctx int) digest {
+func (pv *preview) digestIn(i, ctx int) input.Digest {
 	it := &pv.sp.items[i]
-	return routedDigest(pv.bases[i], routeAnnotations{
-		context: pv.cfg.Compiled.Names[ctx], hasContext: true,
-		dataStore: datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind), hasDataStore: true})
+	return input.RoutedDigest(pv.bases[i], pv.cfg.Compiled.Names[ctx], datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind))
 }
 
 // compare fills the contexts of the plan and returns what each context of
 // the config would lose, for the guard.
 func (pv *preview) compare() []pruneCount {
 	names := pv.cfg.Compiled.Names
-	perCtx := make([]map[objKey]int, len(names))
+	perCtx := make([]map[input.ObjKey]int, len(names))
 	for i := range perCtx {
-		perCtx[i] = map[objKey]int{}
+		perCtx[i] = map[input.ObjKey]int{}
 	}
 	for i, cs := range pv.contexts {
 		for _, c := range cs {
-			perCtx[c][keyOf(&pv.sp.items[i].Object)] = i
+			perCtx[c][input.KeyOf(&pv.sp.items[i].Object)] = i
 		}
 	}
 	pv.updates = map[string][]update{}
-	var counts []pruneCount
 	for c, name := range names {
 		cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextAdded}
-		pc := pv.out.context(name)
-		if pc != nil && pc.exists {
+		pc := pv.out.Context(name)
+		if pc != nil && pc.Exists {
 			cp.State = v1alpha1.ContextKept
 		}
-		var prev map[objKey]prevObject
-		var held map[objKey]string
+		var prev map[input.ObjKey]input.PrevObject
+		var held map[input.ObjKey]string
 		if pc != nil {
-			prev, held = pc.objs, pc.held
+			prev, held = pc.Objs, pc.Held
 		}
 		for k, i := range perCtx[c] {
 			p, ok := prev[k]
@@ -270,7 +263,7 @@ func (pv *preview) compare() []pruneCount {
 				cp.Unchanged++
 			case !ok:
 				cp.Create = append(cp.Create, refOf(k))
-			case p.digest != pv.digestIn(i, c):
+			case p.Digest != pv.digestIn(i, c):
 				cp.Update = append(cp.Update, refOf(k))
 				pv.updates[name] = append(pv.updates[name], update{i, p})
 			default:
@@ -278,33 +271,25 @@ func (pv *preview) compare() []pruneCount {
 			}
 		}
 		cp.Previous = len(held)
-		pruned := 0
 		for k := range held {
-			if _, ok := perCtx[c][k]; ok {
-				continue
-			}
-			pruned++
-			if !pv.unknown[k] {
+			if _, ok := perCtx[c][k]; !ok && !pv.unknown[k] {
 				cp.Prune = append(cp.Prune, refOf(k))
 			}
-		}
-		if len(held) > 0 {
-			counts = append(counts, pruneCount{name, len(held), pruned})
 		}
 		pv.doc.Contexts = append(pv.doc.Contexts, cp)
 	}
 	if pv.out != nil {
 		var dropped []string
-		for _, pc := range pv.out.previous {
-			if !slices.Contains(names, pc.name) && pc.exists {
-				dropped = append(dropped, pc.name)
+		for _, pc := range pv.out.Previous {
+			if !slices.Contains(names, pc.Name) && pc.Exists {
+				dropped = append(dropped, pc.Name)
 			}
 		}
 		sort.Strings(dropped)
 		for _, name := range dropped {
-			pc := pv.out.context(name)
-			cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.held)}
-			for k := range pc.held {
+			pc := pv.out.Context(name)
+			cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.Held)}
+			for k := range pc.Held {
 				cp.Prune = append(cp.Prune, refOf(k))
 			}
 			pv.doc.Contexts = append(pv.doc.Contexts, cp)
@@ -319,21 +304,28 @@ func (pv *preview) compare() []pruneCount {
 			sortRefs(*l)
 		}
 	}
-	return counts
+	// The guard's counts, as split's: objects never routed (unknown) count
+	// as pruned there too.
+	return pruneCounts(names, pv.out, func(c int) map[input.ObjKey]bool {
+		keys := make(map[input.ObjKey]bool, len(perCtx[c]))
+		for k := range perCtx[c] {
+			keys[k] = true
+		}
+		return keys
+	})
 }
 
 // movesAndDataStores lists the objects whose contexts or datastores
 // change, and whether the rules refuse them.
 func (pv *preview) movesAndDataStores() {
 	names := pv.cfg.Compiled.Names
-	spec := &pv.cfg.Compiled.Spec.Spec
 	// applied are the contexts whose previous package holds each object:
 	// where it is now, whatever its annotation says.
-	applied := map[objKey][]string{}
+	applied := map[input.ObjKey][]string{}
 	if pv.out != nil {
-		for _, pc := range pv.out.previous {
-			for k := range pc.held {
-				applied[k] = append(applied[k], pc.name)
+		for _, pc := range pv.out.Previous {
+			for k := range pc.Held {
+				applied[k] = append(applied[k], pc.Name)
 			}
 		}
 	}
@@ -342,7 +334,7 @@ func (pv *preview) movesAndDataStores() {
 		if pv.contexts[i] == nil {
 			continue
 		}
-		key := keyOf(&it.Object)
+		key := input.KeyOf(&it.Object)
 		from := applied[key]
 		if from == nil && it.HasPrevious {
 			from = slices.Clone(it.Previous)
@@ -366,19 +358,13 @@ func (pv *preview) movesAndDataStores() {
 		if !it.HasDataStore || !pv.sp.out.Routing.Decisions[i].Routed() {
 			continue
 		}
-		old, err := datastore.ParseAnnotation(it.DataStore, it.Previous)
+		chs, err := datastore.Changes(pv.cfg.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, pv.contexts[i])
 		if err != nil {
 			continue // Decide reported it
 		}
-		ephemeral := datastore.Ephemeral(pv.cfg.Compiled, it.APIVersion, it.Kind)
-		for k, c := range pv.contexts[i] {
-			was, ok := old[to[k]]
-			now := datastore.Assign(pv.cfg.Compiled, c, it.APIVersion, it.Kind)
-			if !ok || was == now {
-				continue
-			}
-			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: to[k], From: was, To: now,
-				Refused: datastore.Judge(ephemeral, spec.AllowDataStoreChanges) == datastore.Refused})
+		for _, ch := range chs {
+			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: ch.Context, From: ch.From, To: ch.To,
+				Refused: ch.Verdict == datastore.Refused})
 		}
 	}
 	sort.SliceStable(pv.doc.Moves, func(a, b int) bool { return pv.doc.Moves[a].Ref.Less(pv.doc.Moves[b].Ref) })
@@ -405,7 +391,7 @@ func (pv *preview) onlyContextsChanged(i int, from, to []string) bool {
 		}
 	}
 	for _, c := range to {
-		if pc := pv.out.context(c); !slices.Contains(from, c) && pc != nil && pc.exists {
+		if pc := pv.out.Context(c); !slices.Contains(from, c) && pc != nil && pc.Exists {
 			return false
 		}
 	}
@@ -426,7 +412,7 @@ func (pv *preview) diffs() error {
 			if err != nil {
 				return err
 			}
-			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.sp.in.io)
+			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.sp.in.IO())
 			if err != nil {
 				return err
 			}
@@ -434,14 +420,14 @@ func (pv *preview) diffs() error {
 			if err != nil {
 				return err
 			}
-			file := filepath.ToSlash(filepath.Join(c.Name, u.prev.file))
+			file := filepath.ToSlash(filepath.Join(c.Name, u.prev.File))
 			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
 				A: difflib.SplitLines(string(was)), B: difflib.SplitLines(string(now)),
 				FromFile: "previous/" + file, ToFile: "new/" + file, Context: 3})
 			if err != nil {
 				return err
 			}
-			diffs[j] = v1alpha1.ObjectDiff{Ref: refOf(keyOf(&pv.sp.items[u.item].Object)), Diff: text}
+			diffs[j] = v1alpha1.ObjectDiff{Ref: refOf(input.KeyOf(&pv.sp.items[u.item].Object)), Diff: text}
 			return nil
 		})
 		if err != nil {
@@ -455,8 +441,8 @@ func (pv *preview) diffs() error {
 
 // previousText reads one resource of the previous split and encodes it
 // as split writes it.
-func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
-	data, err := os.ReadFile(filepath.Join(pv.out.Path, ctx, filepath.FromSlash(p.file)))
+func (pv *preview) previousText(ctx string, p input.PrevObject) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(pv.out.Path, ctx, filepath.FromSlash(p.File)))
 	if err != nil {
 		return nil, err
 	}
@@ -464,221 +450,14 @@ func (pv *preview) previousText(ctx string, p prevObject) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.pos >= len(nodes) {
-		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.given, ctx, p.file))
+	if p.Pos >= len(nodes) {
+		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.Given, ctx, p.File))
 	}
-	return yamlio.Encode(nodes[p.pos:p.pos+1], pv.sp.in.io)
+	return yamlio.Encode(nodes[p.Pos:p.Pos+1], pv.sp.in.IO())
 }
 
-// digest identifies an object's data as it reaches the cluster.
-type digest [sha256.Size]byte
-
-// digestOf digests the object as data, as the API server would read it:
-// mapping keys sorted, scalars by their resolved value (quoting, block
-// style, comments and key order are formatting), without the annotations
-// that never reach the cluster (an annotations mapping left empty counts
-// as absent). It walks the node instead of decoding it: plan digests every
-// object of both the new and the previous split. shard-router's context and
-// datastore annotations are digested apart (routedDigest), so that one walk
-// serves every context a new object goes to.
-func digestOf(n *yaml.RNode) digest {
-	base, ra := baseDigestOf(n)
-	return routedDigest(base, ra)
-}
-
-// routeAnnotations are the values of shard-router's context and datastore
-// annotations.
-type routeAnnotations struct {
-	context, dataStore       string
-	hasContext, hasDataStore bool
-}
-
-// baseDigestOf digests the object without its route annotations, and
-// returns those.
-func baseDigestOf(n *yaml.RNode) (digest, routeAnnotations) {
-	h := sha256.New()
-	w := &digester{h: h}
-	w.node(n.YNode(), 0, rootPath)
-	var d digest
-	h.Sum(d[:0])
-	return d, w.route
-}
-
-// routedDigest adds the route annotations to a base digest.
-func routedDigest(base digest, ra routeAnnotations) digest {
-	h := sha256.New()
-	w := &digester{h: h}
-	h.Write(base[:])
-	if ra.hasContext {
-		w.write('c', ra.context)
-	}
-	if ra.hasDataStore {
-		w.write('d', ra.dataStore)
-	}
-	var d digest
-	h.Sum(d[:0])
-	return d
-}
-
-// routeKey reports shard-router's own annotations that routedDigest adds.
-func routeKey(k string) bool {
-	return k == v1alpha1.ContextAnnotation || k == v1alpha1.DataStoreAnnotation
-}
-
-// Where the walk is, to find metadata.annotations.
-const (
-	rootPath = iota
-	metadataPath
-	annotationsPath
-	otherPath
-)
-
-type digester struct {
-	h     hash.Hash
-	buf   []byte
-	route routeAnnotations
-}
-
-func (w *digester) write(tag byte, s string) {
-	w.buf = append(w.buf[:0], tag)
-	w.buf = strconv.AppendInt(w.buf, int64(len(s)), 10)
-	w.buf = append(w.buf, ':')
-	w.h.Write(w.buf)
-	io.WriteString(w.h, s)
-}
-
-func (w *digester) node(n *yaml.Node, depth, where int) {
-	for k := 0; n != nil && n.Kind == yaml.AliasNode && k < 16; k++ {
-		n = n.Alias
-	}
-	if n == nil || depth > 512 {
-		w.write('~', "")
-		return
-	}
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			w.node(c, depth+1, where)
-		}
-	case yaml.SequenceNode:
-		w.write('[', "")
-		for _, c := range n.Content {
-			w.node(c, depth+1, otherPath)
-		}
-		w.write(']', "")
-	case yaml.MappingNode:
-		type pair struct {
-			key string
-			val *yaml.Node
-		}
-		pairs := make([]pair, 0, len(n.Content)/2)
-		for k := 0; k+1 < len(n.Content); k += 2 {
-			key := keyText(n.Content[k])
-			if where == annotationsPath && (notAppliedKey(key) || routeKey(key)) {
-				continue
-			}
-			pairs = append(pairs, pair{key, n.Content[k+1]})
-		}
-		sort.SliceStable(pairs, func(a, b int) bool { return pairs[a].key < pairs[b].key })
-		w.write('{', "")
-		for _, p := range pairs {
-			next := otherPath
-			switch {
-			case where == rootPath && p.key == "metadata":
-				next = metadataPath
-			case where == metadataPath && p.key == "annotations":
-				next = annotationsPath
-				v := yamlio.Deref(p.val)
-				if v != nil && v.Kind == yaml.MappingNode {
-					w.readRoute(v)
-					if emptyAfterStrip(v) {
-						continue // an annotations mapping with nothing else that reaches the cluster
-					}
-				}
-			}
-			w.write('k', p.key)
-			w.node(p.val, depth+1, next)
-		}
-		w.write('}', "")
-	default:
-		w.write('s', scalarValue(n))
-	}
-}
-
-// keyText is a mapping key as JSON would name it: its text (every key of a
-// Kubernetes object is a string).
-func keyText(n *yaml.Node) string {
-	if n = yamlio.Deref(n); n == nil || n.Kind != yaml.ScalarNode {
-		return "!!node"
-	}
-	return n.Value
-}
-
-func emptyAfterStrip(m *yaml.Node) bool {
-	for k := 0; k+1 < len(m.Content); k += 2 {
-		if key := keyText(m.Content[k]); !notAppliedKey(key) && !routeKey(key) {
-			return false
-		}
-	}
-	return true
-}
-
-// readRoute records the route annotations of an annotations mapping (the
-// first of a duplicated key, as kyaml reads it).
-func (w *digester) readRoute(m *yaml.Node) {
-	for k := 0; k+1 < len(m.Content); k += 2 {
-		v := "!!node" // not a string: never what split writes
-		if n := yamlio.Deref(m.Content[k+1]); n != nil && n.Kind == yaml.ScalarNode {
-			v = n.Value
-		}
-		switch keyText(m.Content[k]) {
-		case v1alpha1.ContextAnnotation:
-			if !w.route.hasContext {
-				w.route.context, w.route.hasContext = v, true
-			}
-		case v1alpha1.DataStoreAnnotation:
-			if !w.route.hasDataStore {
-				w.route.dataStore, w.route.hasDataStore = v, true
-			}
-		}
-	}
-}
-
-// scalarValue is a scalar's resolved value with its type: "!!str:x",
-// "!!int:2" (as 02, 0x2 and 2 all read), "!!bool:true", "!!null:".
-func scalarValue(n *yaml.Node) string {
-	n = yamlio.Deref(n)
-	if n == nil {
-		return "!!null:"
-	}
-	if n.Kind != yaml.ScalarNode {
-		return "!!node"
-	}
-	tag := n.ShortTag()
-	switch tag {
-	case "!!null":
-		return "!!null:"
-	case "!!bool":
-		var b bool
-		if n.Decode(&b) == nil {
-			return tag + ":" + strconv.FormatBool(b)
-		}
-	case "!!int":
-		var i int64
-		if n.Decode(&i) == nil {
-			return tag + ":" + strconv.FormatInt(i, 10)
-		}
-	case "!!float":
-		var f float64
-		if n.Decode(&f) == nil {
-			return tag + ":" + strconv.FormatFloat(f, 'g', -1, 64)
-		}
-	}
-	return tag + ":" + n.Value
-}
-
-func refOf(k objKey) v1alpha1.ObjectRef {
-	return v1alpha1.ObjectRef{Group: k.group, Kind: k.kind, Namespace: k.namespace, Name: k.name}
+func refOf(k input.ObjKey) v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
 }
 
 func sortRefs(refs []v1alpha1.ObjectRef) {
@@ -695,22 +474,6 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-// notApplied are the annotation prefixes that never reach a cluster:
-// kpt's and kyaml's.
-var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
-
-func notAppliedKey(k string) bool {
-	if k == kioutil.LegacyIdAnnotation {
-		return true
-	}
-	for _, p := range notApplied {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // ctxOrder orders contexts as the config does, then those it no longer has.

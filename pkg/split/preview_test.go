@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // previewDir runs what `shard-router plan PKG --previous OUT` runs.
@@ -21,11 +22,11 @@ func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOption
 	if err := os.MkdirAll(out, 0o755); err != nil { // a first apply: an empty directory
 		t.Fatal(err)
 	}
-	od, err := OpenPrevious(out)
+	od, err := input.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func TestPreviewCreateThenNoChange(t *testing.T) {
 	if !doc.HasChanges() {
 		t.Error("a first plan has no changes")
 	}
-	if _, err := ReadPackage(pkg, yamlio.Options{}); err != nil {
+	if _, err := input.ReadPackage(pkg, yamlio.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if tree := readTree(t, out); len(tree) != 0 {
@@ -113,7 +114,7 @@ metadata:
   namespace: "a"
   name: web
   annotations:
-    config.kubernetes.io/depends-on: /namespaces/default/ConfigMap/x
+    config.kubernetes.io/local-config: "false"
     internal.config.kubernetes.io/note: "x"
 apiVersion: apps/v1
 spec: {template: {spec: {containers: [{image: nginx, name: web}]}}}
@@ -297,25 +298,28 @@ func TestDigestIsData(t *testing.T) {
 		strings.Replace(base, "shardrouter.dev/context: x", "shardrouter.dev/context: y", 1),                  // shard-router's annotation
 		strings.Replace(base, "list: [a, b]", "list: [b, a]", 1),                                              // sequence order
 		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    team: a\n", 1), // a user annotation
+		// kpt's annotations that change what kpt live apply does.
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    config.kubernetes.io/depends-on: /namespaces/a/ConfigMap/b\n", 1),
+		strings.Replace(base, "shardrouter.dev/context: x\n", "shardrouter.dev/context: x\n    config.kubernetes.io/apply-time-mutation: '[]'\n", 1),
 	}
-	want := digestOf(mustParse(t, base))
+	want := input.DigestOf(mustParse(t, base))
 	for _, s := range same {
-		if digestOf(mustParse(t, s)) != want {
+		if input.DigestOf(mustParse(t, s)) != want {
 			t.Errorf("formatting changed the digest:\n%s", s)
 		}
 	}
 	for _, s := range different {
-		if digestOf(mustParse(t, s)) == want {
+		if input.DigestOf(mustParse(t, s)) == want {
 			t.Errorf("a change kept the digest:\n%s", s)
 		}
 	}
 	// Annotations that all never reach the cluster are no annotations.
 	noAnnos := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n"
-	if digestOf(mustParse(t, noAnnos)) != digestOf(mustParse(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '0'\n")) {
+	if input.DigestOf(mustParse(t, noAnnos)) != input.DigestOf(mustParse(t, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/index: '0'\n")) {
 		t.Error("an annotations mapping of kpt's annotations only is a change")
 	}
 	// Integers as YAML writes them in several ways are one number.
-	if digestOf(mustParse(t, "a: 0x10\nb: true\n")) != digestOf(mustParse(t, "a: 16\nb: true\n")) {
+	if input.DigestOf(mustParse(t, "a: 0x10\nb: true\n")) != input.DigestOf(mustParse(t, "a: 16\nb: true\n")) {
 		t.Error("0x10 and 16 differ")
 	}
 }
@@ -378,11 +382,71 @@ func TestPreviewOverridesChanges(t *testing.T) {
 		if err := os.Remove(filepath.Join(out, ctx, v1alpha1.EtcdOverridesFile)); err != nil {
 			t.Fatal(err)
 		}
-		marker := readTree(t, filepath.Join(out, ctx))[MarkerFile]
-		writeTree(t, filepath.Join(out, ctx), map[string]string{MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
+		marker := readTree(t, filepath.Join(out, ctx))[input.MarkerFile]
+		writeTree(t, filepath.Join(out, ctx), map[string]string{input.MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
 	}
 	writeTree(t, pkg, map[string]string{"shards.yaml": moved})
 	if doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{}); len(doc.OverrideChanges) > 0 {
 		t.Errorf("changes without a record: %+v", doc.OverrideChanges)
+	}
+}
+
+// TestPreviewScanMatchesParse: plan reads the previous split by scanning;
+// parsing every file (the reference) gives the same plan, and so does
+// Preview when what it scanned turns out wrong (it starts over parsing).
+func TestPreviewScanMatchesParse(t *testing.T) {
+	pkg, out := splitBase(t)
+	files := basePackage()
+	writeTree(t, pkg, map[string]string{
+		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
+		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
+		"apps/lease.yaml":  "",
+	})
+	plan := func(mode input.ReadMode, tamper bool) string {
+		od, err := input.OpenPrevious(out)
+		if err == nil && mode == input.ReadDigests {
+			od, err = od.Reparse()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tamper {
+			n := 0
+			for _, pc := range od.Previous {
+				for _, s := range pc.Scanned {
+					for k := range s.Held {
+						s.Held[k].Key.Name += "-wrong"
+						n++
+					}
+				}
+			}
+			if n == 0 {
+				t.Fatal("nothing was scanned")
+			}
+		}
+		in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, _ := in.Config()
+		cfg, res := function.LoadConfig(node)
+		if len(res) > 0 {
+			t.Fatal(res)
+		}
+		doc, _, err := Preview(in, cfg, Options{Out: od}, PreviewOptions{Diff: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%+v", *doc)
+	}
+	want := plan(input.ReadDigests, false)
+	if got := plan(input.ReadScan, false); got != want {
+		t.Errorf("scanned:\n%s\nparsed:\n%s", got, want)
+	}
+	if got := plan(input.ReadScan, true); got != want {
+		t.Errorf("scanned wrong, then parsed:\n%s\nparsed:\n%s", got, want)
+	}
+	if !strings.Contains(want, "Lease") || !strings.Contains(want, "writer") {
+		t.Errorf("the plan shows too little to compare: %s", want)
 	}
 }

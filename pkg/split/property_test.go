@@ -11,12 +11,13 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -71,16 +72,16 @@ func TestPropertySplitUnion(t *testing.T) {
 		rnd := rand.New(rand.NewPCG(seed, 11))
 		o := gen.Options{Items: 1 + rnd.IntN(40), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
 		ok := t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-			input := gen.Bytes(o)
+			data := gen.Bytes(o)
 			var routedOut bytes.Buffer
-			if err := function.Run(bytes.NewReader(input), &routedOut, yamlio.Options{Reference: true}); err != nil {
+			if err := function.Run(bytes.NewReader(data), &routedOut, yamlio.Options{Reference: true}); err != nil {
 				t.Fatalf("the function refused a generated package %+v: %v", o, err)
 			}
 			routed, err := (&kio.ByteReader{Reader: &routedOut, OmitReaderAnnotations: true}).Read()
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, err := ReadStream(bytes.NewReader(input), yamlio.Options{})
+			in, err := input.ReadStream(bytes.NewReader(data), yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,17 +12,18 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
-// The streaming readers (ReadStream's per-item ResourceList reader,
-// ReadPackage's per-file reader) must give split exactly what kyaml's
+// The streaming readers (input.ReadStream's per-item ResourceList reader,
+// input.ReadPackage's per-file reader) must give split exactly what kyaml's
 // whole-tree readers give: the same resources and the same written bytes.
 
 // dumpInput is everything Route reads from an input.
-func dumpInput(t *testing.T, in *Input) string {
+func dumpInput(t *testing.T, in *input.Input) string {
 	t.Helper()
 	var b strings.Builder
 	fmt.Fprintf(&b, "dir %q, %d resources\n", in.Dir, in.Len())
@@ -38,10 +39,14 @@ func dumpInput(t *testing.T, in *Input) string {
 		if err := yaml.NewEncoder(&enc).Encode(n.YNode()); err != nil {
 			t.Fatal(err)
 		}
-		fmt.Fprintf(&b, "--- %d %q %q %v\n%s", i, in.locs[i].path, in.locs[i].index, in.locs[i].err, enc.String())
+		fmt.Fprintf(&b, "--- %d %q %q %v\n%s", i, in.Loc(i).Path, in.Loc(i).Index, in.Loc(i).Err, enc.String())
 	}
-	for _, n := range in.kept {
-		fmt.Fprintf(&b, "kept %s\n", describeNode(n))
+	// What Route reads from the kept ShardConfigs and Kptfiles.
+	fmt.Fprintf(&b, "package %q\n", in.PackageName())
+	if c, err := in.Config(); err == nil {
+		fmt.Fprintf(&b, "config %s\n", input.DescribeNode(c))
+	} else {
+		fmt.Fprintf(&b, "config: %v\n", err)
 	}
 	return b.String()
 }
@@ -69,7 +74,7 @@ func dumpPlan(t *testing.T, plan *Layout) string {
 
 // planOf routes an input with its own config: the plan's results and
 // files, or why there is no plan.
-func planOf(t *testing.T, in *Input) string {
+func planOf(t *testing.T, in *input.Input) string {
 	t.Helper()
 	plan, err := runRoute(t, in, nil, &Options{PackageName: "pkg"})
 	if plan == nil {
@@ -78,15 +83,15 @@ func planOf(t *testing.T, in *Input) string {
 	return dumpPlan(t, plan)
 }
 
-func requireSameInput(t *testing.T, name string, fast, ref *Input) {
+func requireSameInput(t *testing.T, name string, fast, ref *input.Input) {
 	t.Helper()
-	if !reflect.DeepEqual(fast.items, ref.items) {
-		for i := range min(len(fast.items), len(ref.items)) {
-			if !reflect.DeepEqual(fast.items[i], ref.items[i]) {
-				t.Fatalf("%s: item %d differs:\nstreaming: %+v\nkyaml:     %+v", name, i, fast.items[i], ref.items[i])
+	if fi, ri := fast.Items(), ref.Items(); !reflect.DeepEqual(fi, ri) {
+		for i := range min(len(fi), len(ri)) {
+			if !reflect.DeepEqual(fi[i], ri[i]) {
+				t.Fatalf("%s: item %d differs:\nstreaming: %+v\nkyaml:     %+v", name, i, fi[i], ri[i])
 			}
 		}
-		t.Fatalf("%s: %d items, kyaml %d", name, len(fast.items), len(ref.items))
+		t.Fatalf("%s: %d items, kyaml %d", name, len(fi), len(ri))
 	}
 	if f, r := dumpInput(t, fast), dumpInput(t, ref); f != r {
 		t.Fatalf("%s: the streaming reader differs from kyaml's:\n%s", name, yamliotest.FirstDiff(f, r))
@@ -209,12 +214,12 @@ func TestReadStreamMatchesKyaml(t *testing.T) {
 	}
 	streamed := 0
 	for name, data := range inputs {
-		ref, refErr := ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
+		ref, refErr := input.ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
 		if _, err := yamlio.ReadList(data); yamlio.IsFallback(err) {
 			t.Logf("%s: read by kyaml: %v", name, err)
 			continue
 		}
-		fast, err := ReadStream(bytes.NewReader(data), yamlio.Options{})
+		fast, err := input.ReadStream(bytes.NewReader(data), yamlio.Options{})
 		if err != nil || refErr != nil {
 			t.Fatalf("%s: streaming error %v, kyaml error %v", name, err, refErr)
 		}
@@ -224,13 +229,13 @@ func TestReadStreamMatchesKyaml(t *testing.T) {
 	if streamed < len(inputs)/2 {
 		t.Errorf("only %d of %d inputs took the streaming reader", streamed, len(inputs))
 	}
-	// What the per-item reader refuses, ReadStream reads with kyaml.
+	// What the per-item reader refuses, input.ReadStream reads with kyaml.
 	plain := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n"
-	in, err := ReadStream(strings.NewReader(plain), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(plain), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, _ := ReadStream(strings.NewReader(plain), yamlio.Options{Reference: true})
+	ref, _ := input.ReadStream(strings.NewReader(plain), yamlio.Options{Reference: true})
 	requireSameInput(t, "plain stream", in, ref)
 }
 
@@ -281,11 +286,11 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 	}
 
 	for name, dir := range dirs {
-		fast, err := ReadPackage(dir, yamlio.Options{})
+		fast, err := input.ReadPackage(dir, yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref, err := ReadPackage(dir, yamlio.Options{Reference: true})
+		ref, err := input.ReadPackage(dir, yamlio.Options{Reference: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,36 +303,10 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 	// Errors name the file, as kyaml's reader does.
 	bad := t.TempDir()
 	writeTree(t, bad, map[string]string{"Kptfile": basePackage()["Kptfile"], "bad.yaml": "a: [\n"})
-	_, fastErr := ReadPackage(bad, yamlio.Options{})
-	_, refErr := ReadPackage(bad, yamlio.Options{Reference: true})
+	_, fastErr := input.ReadPackage(bad, yamlio.Options{})
+	_, refErr := input.ReadPackage(bad, yamlio.Options{Reference: true})
 	if fastErr == nil || refErr == nil || fastErr.Error() != refErr.Error() {
 		t.Errorf("a file that does not parse:\nstreaming: %v\nkyaml:     %v", fastErr, refErr)
-	}
-}
-
-func TestReaderKeepsAnchoredResourcesWhole(t *testing.T) {
-	dir := t.TempDir()
-	writeTree(t, dir, map[string]string{
-		"Kptfile": basePackage()["Kptfile"],
-		"cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n  labels: &l\n    shard: a\ndata: *l\n",
-	})
-	in, err := ReadPackage(dir, yamlio.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := ReadPackage(dir, yamlio.Options{Reference: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	requireSameInput(t, "anchors", in, ref)
-	anchored := 0
-	for i := range in.nodes {
-		if in.nodes[i] != nil {
-			anchored++
-		}
-	}
-	if anchored != 1 {
-		t.Errorf("%d resources kept as nodes, want the anchored one", anchored)
 	}
 }
 
@@ -344,11 +323,11 @@ func TestReadStreamFromFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	fromFile, err := ReadStream(f, yamlio.Options{})
+	fromFile, err := input.ReadStream(f, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref, err := ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
+	ref, err := input.ReadStream(bytes.NewReader(data), yamlio.Options{Reference: true})
 	if err != nil {
 		t.Fatal(err)
 	}

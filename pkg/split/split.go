@@ -28,7 +28,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/route"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // Options tune Route.
@@ -38,14 +38,14 @@ type Options struct {
 	PackageName string
 	// Out is the output directory; its previous split counts as the old
 	// placement of resources. Nil when there is none.
-	Out *OutDir
+	Out *input.OutDir
 	// AllowMassPrune turns the mass-deletion guard's refusal into a
 	// warning, as spec.allowMassPrune does.
 	AllowMassPrune bool
 }
 
 // Layout is the input laid out as one package per context, ready to be
-// written (OutDir.Write) or compared with the previous split (Preview).
+// written (Write) or compared with the previous split (Preview).
 type Layout struct {
 	// Results are the function's results plus split's own; on any error
 	// the plan must not be written.
@@ -59,7 +59,7 @@ type Layout struct {
 	dropped []string
 	// in and out render the resource files: each file is built from the
 	// input when it is written, so the plan never holds the package.
-	in  *Input
+	in  *input.Input
 	out *function.Outcome
 	// items are the routing facts, with the previous split's placement
 	// adopted; guarded is set once the mass-deletion guard ran.
@@ -116,9 +116,8 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // was never annotated cannot silently move. The returned error is for
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
-func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
+func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout := &Layout{in: in, cfg: cfg.Compiled}
-	spec := &cfg.Compiled.Spec.Spec
 	name := opts.PackageName
 	if name == "" {
 		name = in.PackageName()
@@ -136,7 +135,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout.Results = append(layout.Results, out.Results...)
 	layout.checkDropped(cfg.Compiled, opts.Out)
 	layout.checkOverrides(cfg.Compiled, opts.Out)
-	invs := layout.inventories(name, spec)
+	invs := layout.inventories(name, cfg.Compiled)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
 	}
@@ -148,7 +147,7 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 		if !d.Routed() {
 			continue
 		}
-		if err := in.locs[i].err; err != nil {
+		if err := in.Loc(i).Err; err != nil {
 			return nil, fmt.Errorf("naming a file for %s: %w", layout.describe(i), err)
 		}
 		if !layout.checkPath(i, &items[i]) {
@@ -159,10 +158,10 @@ func Build(in *Input, cfg *function.Config, opts Options) (*Layout, error) {
 		}
 	}
 	if opts.Out != nil {
-		layout.checkMassPrune(spec, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[objKey]bool {
-			keys := make(map[objKey]bool, len(perCtx[ctx]))
+		layout.checkMassPrune(cfg.Compiled.Policy, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[input.ObjKey]bool {
+			keys := make(map[input.ObjKey]bool, len(perCtx[ctx]))
 			for _, i := range perCtx[ctx] {
-				keys[keyOf(&items[i].Object)] = true
+				keys[input.KeyOf(&items[i].Object)] = true
 			}
 			return keys
 		}))
@@ -198,26 +197,16 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
 		it := &p.items[i]
 		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)); err != nil {
-			return nil, fmt.Errorf("annotating %s: %w", describeNode(n), err)
+			return nil, fmt.Errorf("annotating %s: %w", input.DescribeNode(n), err)
 		}
 	}
-	if p.in.locs[i].defaulted {
+	if p.in.Loc(i).Defaulted {
 		// A stream without paths: kpt's own default, <namespace>/<kind>_<name>.yaml.
 		if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{n}); err != nil {
-			return nil, fmt.Errorf("naming a file for %s: %w", describeNode(n), err)
+			return nil, fmt.Errorf("naming a file for %s: %w", input.DescribeNode(n), err)
 		}
 	}
 	return n, nil
-}
-
-// describeNode names a resource as every message does
-// (route.Object.Describe), and its file.
-func describeNode(n *yaml.RNode) string {
-	s := (&route.Object{Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}).Describe()
-	if p, i, _ := kioutil.GetFileAnnotations(n); p != "" {
-		s += fmt.Sprintf(" in %s[%s]", p, i)
-	}
-	return s
 }
 
 // describe names resource i and its file for messages.
@@ -226,32 +215,32 @@ func (p *Layout) describe(i int) string {
 	if err != nil {
 		return fmt.Sprintf("item %d", i)
 	}
-	if p.in.locs[i].defaulted {
+	if p.in.Loc(i).Defaulted {
 		_ = kioutil.DefaultPathAnnotation("", []*yaml.RNode{n})
 	}
-	return describeNode(n)
+	return input.DescribeNode(n)
 }
 
 // adoptPrevious gives an item without a context annotation the placement
 // the previous split gave it: the contexts (config order, then any the
 // config no longer has) whose directories held it.
-func adoptPrevious(it *function.Item, cfg *config.Config, out *OutDir) {
+func adoptPrevious(it *function.Item, cfg *config.Config, out *input.OutDir) {
 	if it.HasPrevious || out == nil || it.Name == "" {
 		return
 	}
-	k := keyOf(&it.Object)
+	k := input.KeyOf(&it.Object)
 	var held, gone []string
 	stores := map[string]string{}
-	for _, pc := range out.previous {
-		ds, ok := pc.held[k]
+	for _, pc := range out.Previous {
+		ds, ok := pc.Held[k]
 		if !ok {
 			continue
 		}
-		stores[pc.name] = ds
-		if cfg.Index(pc.name) >= 0 {
-			held = append(held, pc.name)
+		stores[pc.Name] = ds
+		if cfg.Index(pc.Name) >= 0 {
+			held = append(held, pc.Name)
 		} else {
-			gone = append(gone, pc.name)
+			gone = append(gone, pc.Name)
 		}
 	}
 	if len(held)+len(gone) == 0 {
@@ -274,44 +263,45 @@ func adoptPrevious(it *function.Item, cfg *config.Config, out *OutDir) {
 
 // checkDropped treats a context that left the config, but whose previous
 // directory holds resources, as a move of them all.
-func (p *Layout) checkDropped(cfg *config.Config, out *OutDir) {
+func (p *Layout) checkDropped(cfg *config.Config, out *input.OutDir) {
 	if out == nil {
 		return
 	}
-	for _, pc := range out.previous {
-		if cfg.Index(pc.name) >= 0 {
+	for _, pc := range out.Previous {
+		if cfg.Index(pc.Name) >= 0 {
 			continue
 		}
-		p.dropped = append(p.dropped, pc.name)
-		if len(pc.held) == 0 {
+		p.dropped = append(p.dropped, pc.Name)
+		if len(pc.Held) == 0 {
 			continue
 		}
-		dir := path.Join(out.given, pc.name)
+		dir := path.Join(out.Given, pc.Name)
 		msg := fmt.Sprintf("context %q is no longer in the config, but the previous split wrote %d resource(s) for it to %s (such as %s): dropping the context moves them out of that cluster's package",
-			pc.name, len(pc.held), dir, pc.first)
-		if cfg.Spec.Spec.AllowMoves {
+			pc.Name, len(pc.Held), dir, pc.First)
+		if cfg.Policy.AllowMoves {
 			p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, File: &framework.File{Path: dir},
 				Message: msg + fmt.Sprintf(" (allowMoves): %s is deleted, so `kpt live apply` no longer manages them there", dir)})
 			continue
 		}
 		p.Results = append(p.Results, &framework.Result{Severity: framework.Error, File: &framework.File{Path: dir},
-			Message: msg + fmt.Sprintf("; to remove them from that cluster run `kpt live destroy %s --context %s` first, then set spec.allowMoves: true", dir, pc.name)})
+			Message: msg + fmt.Sprintf("; to remove them from that cluster run `kpt live destroy %s --context %s` first, then set spec.allowMoves: true", dir, pc.Name)})
 	}
 }
 
 // inventories derives each context's inventory and refuses two contexts
 // that would share an inventory id.
-func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v1alpha1.Inventory {
-	invs := make([]v1alpha1.Inventory, len(spec.Contexts))
+func (p *Layout) inventories(pkgName string, cfg *config.Config) []v1alpha1.Inventory {
+	contexts := cfg.Contexts()
+	invs := make([]v1alpha1.Inventory, len(contexts))
 	byID := map[string]int{}
-	for i, c := range spec.Contexts {
+	for i, c := range contexts {
 		invs[i] = InventoryFor(pkgName, c)
-		if strings.HasPrefix(c.Name, MarkerFile) {
-			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, MarkerFile)
+		if strings.HasPrefix(c.Name, input.MarkerFile) {
+			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, input.MarkerFile)
 		}
 		if j, dup := byID[invs[i].ID]; dup {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].inventory", i), "contexts %q and %q would share the inventory id %q (name %q, namespace %q): kpt live apply to one would prune the other's resources; give them distinct inventory names or ids",
-				spec.Contexts[j].Name, c.Name, invs[i].ID, invs[i].Name, invs[i].Namespace)
+				contexts[j].Name, c.Name, invs[i].ID, invs[i].Name, invs[i].Namespace)
 			continue
 		}
 		byID[invs[i].ID] = i
@@ -319,28 +309,25 @@ func (p *Layout) inventories(pkgName string, spec *v1alpha1.ShardConfigSpec) []v
 	return invs
 }
 
-// ownFiles are the files split writes itself in each context directory.
-var ownFiles = []string{kptfileName, rgFile, v1alpha1.EtcdOverridesFile, MarkerFile}
-
 // checkOverrides compares each context's --etcd-servers-overrides with
 // what the previous split recorded, and judges each change as `overrides
 // --previous` does: kube-apiserver never migrates data, so a refused change
 // fails the split. A context the previous split did not record (a new one,
 // or an output of an older release) has nothing to compare.
-func (p *Layout) checkOverrides(cfg *config.Config, out *OutDir) {
+func (p *Layout) checkOverrides(cfg *config.Config, out *input.OutDir) {
 	if out == nil {
 		return
 	}
-	allow := cfg.Spec.Spec.AllowDataStoreChanges
+	allow := cfg.Policy.AllowDataStoreChanges
 	for ctx, name := range cfg.Names {
-		pc := out.context(name)
-		if pc == nil || !pc.hasOverrides {
+		pc := out.Context(name)
+		if pc == nil || !pc.HasOverrides {
 			continue
 		}
-		for _, ch := range datastore.Report(name, pc.overrides, datastore.Entries(cfg, ctx), allow) {
+		for _, ch := range datastore.Report(name, pc.Overrides, datastore.Entries(cfg, ctx), allow) {
 			p.OverrideChanges = append(p.OverrideChanges, ch)
 			r := &framework.Result{Severity: ch.Severity, Message: ch.Message, Field: &framework.Field{Path: "spec.dataStoreOverrides"},
-				File: &framework.File{Path: path.Join(out.given, name, v1alpha1.EtcdOverridesFile)}}
+				File: &framework.File{Path: path.Join(out.Given, name, v1alpha1.EtcdOverridesFile)}}
 			if ch.Severity == framework.Error {
 				r.Message += ": " + datastore.RefusedAdvice
 			}
@@ -355,7 +342,7 @@ var windowsAbs = regexp.MustCompile(`^[A-Za-z]:[/\\]`)
 // checkPath refuses a path annotation that would write outside the context
 // directory or over split's own files.
 func (p *Layout) checkPath(i int, it *function.Item) bool {
-	file := p.in.locs[i].path
+	file := p.in.Loc(i).Path
 	why := ""
 	switch {
 	case strings.IndexFunc(file, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0:
@@ -366,8 +353,8 @@ func (p *Layout) checkPath(i int, it *function.Item) bool {
 		why = "contains '..': split never writes outside the context directory"
 	case path.Clean(file) == ".":
 		why = "names no file"
-	case slices.Contains(ownFiles, path.Clean(file)):
-		why = "is a file that split writes itself in each context directory (" + strings.Join(ownFiles, ", ") + "): rename the resource's file"
+	case slices.Contains(input.OwnFiles, path.Clean(file)):
+		why = "is a file that split writes itself in each context directory (" + strings.Join(input.OwnFiles, ", ") + "): rename the resource's file"
 	}
 	if why == "" {
 		return true
@@ -392,11 +379,11 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 	}
 	ps := make([]placed, len(routed))
 	for k, i := range routed {
-		index, err := strconv.Atoi(p.in.locs[i].index)
+		index, err := strconv.Atoi(p.in.Loc(i).Index)
 		if err != nil {
 			index = -1
 		}
-		ps[k] = placed{path.Clean(p.in.locs[i].path), index, i}
+		ps[k] = placed{path.Clean(p.in.Loc(i).Path), index, i}
 	}
 	sort.SliceStable(ps, func(a, b int) bool {
 		if ps[a].file != ps[b].file {
@@ -429,7 +416,7 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		return nil, err
 	}
 	pkg.rg = rg
-	pkg.files = append(pkg.files, plannedFile{path: kptfileName, data: kf}, plannedFile{path: rgFile, data: rg},
+	pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: input.RGFile, data: rg},
 		plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
 	for i := 1; i < len(pkg.files); i++ {
@@ -474,7 +461,7 @@ func (pkg *Package) encodeFile(f *plannedFile) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data, err := yamlio.Encode(nodes, pkg.layout.in.io)
+	data, err := yamlio.Encode(nodes, pkg.layout.in.IO())
 	if err != nil {
 		return nil, fmt.Errorf("writing %s for context %q: %w", f.path, pkg.Context, err)
 	}

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // BenchmarkSplit is `shard-router split - -o DIR` on a generated
@@ -15,11 +16,11 @@ func BenchmarkSplit(b *testing.B) {
 	data := gen.Bytes(gen.Options{Items: 10000, Contexts: 64, Seed: 1})
 	b.SetBytes(int64(len(data)))
 	for i := 0; i < b.N; i++ {
-		in, err := ReadStream(bytes.NewReader(data), yamlio.Options{})
+		in, err := input.ReadStream(bytes.NewReader(data), yamlio.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		od, err := OpenOutDir(filepath.Join(b.TempDir(), "out"))
+		od, err := input.OpenOutDir(filepath.Join(b.TempDir(), "out"))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 const shardConfig = `apiVersion: shardrouter.dev/v1alpha1
@@ -165,11 +166,11 @@ func keys(m map[string]string) []string {
 // naming them, and nothing is written then.
 func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	t.Helper()
-	od, err := OpenOutDir(out)
+	od, err := input.OpenOutDir(out)
 	if err != nil {
 		return nil, err
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Layout, error) {
+func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {
@@ -203,7 +204,7 @@ func runRoute(t testing.TB, in *Input, od *OutDir, opts *Options) (*Layout, erro
 		return plan, errorResults(plan.Results)
 	}
 	if od != nil {
-		return plan, od.Write(plan)
+		return plan, Write(od, plan)
 	}
 	return plan, nil
 }
@@ -328,7 +329,7 @@ metadata:
 	}
 	// Every context package reads back as kpt fn source reads it.
 	for _, ctx := range []string{"ctx-a", "ctx-b"} {
-		in, err := ReadPackage(filepath.Join(out, ctx), yamlio.Options{})
+		in, err := input.ReadPackage(filepath.Join(out, ctx), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -407,12 +408,12 @@ items:
       internal.config.kubernetes.io/path: '` + path + `'
 functionConfig:
 ` + indent(shardConfig) + "\n"
-			in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
+			in, err := input.ReadStream(strings.NewReader(stream), yamlio.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			parent := t.TempDir()
-			od, err := OpenOutDir(filepath.Join(parent, "out"))
+			od, err := input.OpenOutDir(filepath.Join(parent, "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -438,8 +439,8 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 		writeTree(t, out, map[string]string{"notes.txt": "mine"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "not written by shard-router split")
-		if !errors.Is(err, ErrNotSplitDir) {
-			t.Errorf("not ErrNotSplitDir: %v", err)
+		if !errors.Is(err, input.ErrNotSplitDir) {
+			t.Errorf("not input.ErrNotSplitDir: %v", err)
 		}
 		if tree := readTree(t, out); !reflect.DeepEqual(tree, map[string]string{"notes.txt": "mine"}) {
 			t.Errorf("touched: %v", keys(tree))
@@ -462,7 +463,7 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("context directory not listed at the root", func(t *testing.T) {
 		out := t.TempDir()
 		// A marked, empty output directory, and a stranger's ctx-b.
-		writeTree(t, out, map[string]string{".shard-router-split": markerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
+		writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "ctx-b", "exists and was not written by shard-router split")
 		if _, err := os.Stat(filepath.Join(out, "ctx-a")); !errors.Is(err, fs.ErrNotExist) {
@@ -472,13 +473,13 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("tampered root marker", func(t *testing.T) {
 		for _, name := range []string{"..", "../sibling", "."} {
 			out := filepath.Join(t.TempDir(), "out")
-			writeTree(t, out, map[string]string{".shard-router-split": markerFormat + "\ncontext " + name + "\n"})
+			writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\ncontext " + name + "\n"})
 			_, err := splitDir(t, pkg, out)
 			wantError(t, err, "not a context directory name")
 		}
 		out := filepath.Join(t.TempDir(), "out")
 		mustSplit(t, pkg, out)
-		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": markerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
+		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": input.MarkerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "../../outside.yaml", "not a file inside it")
 	})
@@ -699,8 +700,8 @@ func TestConfigDiscovery(t *testing.T) {
 	writeTree(t, pkg, files)
 	_, err = splitDir(t, pkg, filepath.Join(t.TempDir(), "out"))
 	wantError(t, err, "no shardrouter.dev/v1alpha1 ShardConfig", "--config")
-	if !errors.Is(err, ErrNoConfig) {
-		t.Errorf("not ErrNoConfig: %v", err)
+	if !errors.Is(err, input.ErrNoConfig) {
+		t.Errorf("not input.ErrNoConfig: %v", err)
 	}
 }
 
@@ -721,7 +722,7 @@ func TestStream(t *testing.T) {
 	writeTree(t, pkg, basePackage())
 	// The pipe form: a ResourceList as kpt fn source writes it.
 	var rl strings.Builder
-	src, err := ReadPackage(pkg, yamlio.Options{})
+	src, err := input.ReadPackage(pkg, yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -732,7 +733,7 @@ func TestStream(t *testing.T) {
 	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(srcNodes); err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -786,7 +787,7 @@ func TestStream(t *testing.T) {
 func TestPlainStreamWithoutPaths(t *testing.T) {
 	stream := "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels: {shard: a}\n---\n" +
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  namespace: a\n"
-	in, err := ReadStream(strings.NewReader(stream), yamlio.Options{})
+	in, err := input.ReadStream(strings.NewReader(stream), yamlio.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

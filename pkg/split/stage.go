@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // Staged holds the new context packages of a layout in a staging
@@ -17,7 +18,7 @@ import (
 // into OUT_DIR on its own (Commit): OUT_DIR/<context> always holds what
 // that context last received, whole.
 type Staged struct {
-	d      *OutDir
+	d      *input.OutDir
 	layout *Layout
 	tmp    string
 	// dry is set for a staging directory outside OUT_DIR (StageTemp),
@@ -33,32 +34,32 @@ type Staged struct {
 // inside the output directory, after the checks Write makes. Nothing in
 // OUT_DIR is changed until Commit, except that an interrupted run's
 // staging directories are cleaned up (see recoverStale).
-func (d *OutDir) Stage(layout *Layout) (*Staged, error) {
+func Stage(d *input.OutDir, layout *Layout) (*Staged, error) {
 	if layout.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
-	previous := d.contexts()
+	previous := d.Contexts()
 	for _, pkg := range layout.Packages {
 		target := filepath.Join(d.Path, pkg.Context)
 		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
 			return nil, fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.given, pkg.Context), ErrNotSplitDir, filepath.Join(d.given, MarkerFile))
+				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
 		}
 	}
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return nil, err
 	}
-	if err := d.recoverStale(); err != nil {
+	if err := recoverStale(d); err != nil {
 		return nil, err
 	}
-	if !d.marked {
+	if !d.Marked {
 		// Mark the directory before anything else, as Write does.
 		if err := writeMarker(d.Path, nil, nil); err != nil {
 			return nil, err
 		}
-		d.marked = true
+		d.Marked = true
 	}
-	tmp, err := os.MkdirTemp(d.Path, tmpPrefix)
+	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func (s *Staged) Commit(context string) error {
 	}
 	target := filepath.Join(s.d.Path, context)
 	if err := replaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
-		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.given, context), err)
+		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.Given, context), err)
 	}
 	s.committed[context] = true
 	return nil
@@ -158,7 +159,7 @@ func (s *Staged) Finish() error {
 			continue
 		}
 		if err := os.Rename(target, filepath.Join(s.tmp, "old", c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.given, c), err)
+			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.Given, c), err)
 		}
 	}
 	return writeMarker(s.d.Path, current, nil)
@@ -184,8 +185,8 @@ func replaceDir(target, staged, old string) error {
 // recoverStale puts back a context directory that an interrupted swap
 // left in a stale staging directory (renamed aside, the new one not yet in
 // place), then deletes the stale staging directories.
-func (d *OutDir) recoverStale() error {
-	for _, stale := range d.stale {
+func recoverStale(d *input.OutDir) error {
+	for _, stale := range d.Stale {
 		aside := filepath.Join(stale, "old")
 		entries, err := os.ReadDir(aside)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -197,14 +198,14 @@ func (d *OutDir) recoverStale() error {
 				continue
 			}
 			if err := os.Rename(filepath.Join(aside, e.Name()), target); err != nil {
-				return fmt.Errorf("restoring %s from an interrupted run: %w", filepath.Join(d.given, e.Name()), err)
+				return fmt.Errorf("restoring %s from an interrupted run: %w", filepath.Join(d.Given, e.Name()), err)
 			}
 		}
 		if err := os.RemoveAll(stale); err != nil {
 			return err
 		}
 	}
-	d.stale = nil
+	d.Stale = nil
 	return nil
 }
 
@@ -215,7 +216,7 @@ func (pkg *Package) Objects() []v1alpha1.ObjectRef {
 	var refs []v1alpha1.ObjectRef
 	for _, f := range pkg.files {
 		for _, i := range f.items {
-			refs = append(refs, refOf(keyOf(&pkg.layout.items[i].Object)))
+			refs = append(refs, refOf(input.KeyOf(&pkg.layout.items[i].Object)))
 		}
 	}
 	return refs

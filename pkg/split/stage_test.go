@@ -7,16 +7,17 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // stageDir routes pkg against out, as apply does, and stages the result.
 func stageDir(t *testing.T, pkg, out string) *Staged {
 	t.Helper()
-	od, err := OpenOutDir(out)
+	od, err := input.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +25,7 @@ func stageDir(t *testing.T, pkg, out string) *Staged {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := od.Stage(plan)
+	s, err := Stage(od, plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestStageCommitsOneContextAtATime(t *testing.T) {
 	if err := s.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenOutDir(out); err != nil {
+	if _, err := input.OpenOutDir(out); err != nil {
 		t.Errorf("a half-committed output directory does not open: %v", err)
 	}
 }
@@ -78,7 +79,7 @@ func TestStageRestoresAnInterruptedSwap(t *testing.T) {
 	before := readTree(t, out)
 
 	// The state swap leaves between its two renames.
-	tmp := filepath.Join(out, tmpPrefix+"killed")
+	tmp := filepath.Join(out, input.TmpPrefix+"killed")
 	for _, dir := range []string{filepath.Join(tmp, "old"), filepath.Join(tmp, "new")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)

@@ -108,7 +108,7 @@ func (p *Layout) template(f *plannedFile) ([]byte, bool, error) {
 		}
 		nodes[j] = n
 	}
-	data, err := yamlio.Encode(nodes, p.in.io)
+	data, err := yamlio.Encode(nodes, p.in.IO())
 	if err != nil {
 		return nil, false, nil // each context reports it
 	}
@@ -125,7 +125,7 @@ func (p *Layout) template(f *plannedFile) ([]byte, bool, error) {
 // value that is already right as it is.
 func (p *Layout) templatable(i int, n *yaml.RNode) bool {
 	d := p.out.Routing.Decisions[i]
-	if !d.Routed() || p.in.locs[i].defaulted {
+	if !d.Routed() || p.in.Loc(i).Defaulted {
 		return false
 	}
 	meta := yamlio.Lookup(n.YNode(), "metadata")

@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // checkTemplates requires every context's copy of every shared file to be
@@ -45,7 +46,7 @@ func checkTemplates(t *testing.T, plan *Layout) int {
 // context's copy must be what encoding it for that context gives.
 func TestSharedFilesEncodeAlike(t *testing.T) {
 	for _, reference := range []bool{false, true} {
-		in, err := ReadStream(bytes.NewReader(gen.Bytes(gen.Options{Items: 400, Contexts: 8, Seed: 11})), yamlio.Options{Reference: reference})
+		in, err := input.ReadStream(bytes.NewReader(gen.Bytes(gen.Options{Items: 400, Contexts: 8, Seed: 11})), yamlio.Options{Reference: reference})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/input"
 )
 
 const (
@@ -64,33 +65,33 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // context. Previous context directories are replaced whole; those of
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
-func (d *OutDir) Write(plan *Layout) error {
+func Write(d *input.OutDir, plan *Layout) error {
 	if plan.Results.ExitCode() != 0 {
 		return errors.New("the split has errors; nothing written")
 	}
-	previous := d.contexts()
+	previous := d.Contexts()
 	for _, pkg := range plan.Packages {
 		target := filepath.Join(d.Path, pkg.Context)
 		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
 			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.given, pkg.Context), ErrNotSplitDir, filepath.Join(d.given, MarkerFile))
+				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
 		}
 	}
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return err
 	}
-	if !d.marked {
+	if !d.Marked {
 		// Mark the directory before anything else, so that a failure
 		// leaves a directory the next run may clean.
 		if err := writeMarker(d.Path, nil, nil); err != nil {
 			return err
 		}
-		d.marked = true
+		d.Marked = true
 	}
-	if err := d.recoverStale(); err != nil {
+	if err := recoverStale(d); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(d.Path, tmpPrefix)
+	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
 	if err != nil {
 		return err
 	}
@@ -126,7 +127,7 @@ func (d *OutDir) Write(plan *Layout) error {
 	}
 	for _, pkg := range plan.Packages {
 		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
-			return fmt.Errorf("replacing %s: %w", filepath.Join(d.given, pkg.Context), err)
+			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
 		}
 	}
 	for _, c := range plan.dropped {
@@ -135,7 +136,7 @@ func (d *OutDir) Write(plan *Layout) error {
 			continue
 		}
 		if err := os.Rename(target, filepath.Join(old, c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(d.given, c), err)
+			return fmt.Errorf("removing %s: %w", filepath.Join(d.Given, c), err)
 		}
 	}
 	return writeMarker(d.Path, current, nil)
@@ -181,7 +182,7 @@ func stage(dir string, pkgs []*Package) error {
 		}
 		for k, f := range pkg.files {
 			p := filepath.Join(cdir, filepath.FromSlash(f.path))
-			if rel, ok := within(cdir, p); !ok || rel == "." {
+			if rel, ok := input.Within(cdir, p); !ok || rel == "." {
 				return fmt.Errorf("writing context %q: %s is outside the context directory", pkg.Context, f.path)
 			}
 			jobs = append(jobs, job{pkg, k, p})
@@ -230,7 +231,7 @@ func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
 // writeMarker writes a marker file atomically.
 func writeMarker(dir string, contexts, files []string) error {
 	var b strings.Builder
-	b.WriteString(markerFormat + "\n")
+	b.WriteString(input.MarkerFormat + "\n")
 	b.WriteString("# Written by shard-router split, which deletes and rewrites what this file lists\n")
 	b.WriteString("# on every run. Edit the source package, not these files.\n")
 	for _, c := range contexts {
@@ -239,11 +240,11 @@ func writeMarker(dir string, contexts, files []string) error {
 	for _, f := range files {
 		b.WriteString("file " + f + "\n")
 	}
-	tmp := filepath.Join(dir, MarkerFile+".new")
+	tmp := filepath.Join(dir, input.MarkerFile+".new")
 	if err := os.WriteFile(tmp, []byte(b.String()), fileMode); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, MarkerFile))
+	return os.Rename(tmp, filepath.Join(dir, input.MarkerFile))
 }
 
 // errNoExchange: the system cannot exchange two directories atomically.

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/internal/gen"
 )
 
 func main() {

@@ -27,6 +27,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -38,7 +39,7 @@ const DefaultReconcileTimeout = 5 * time.Minute
 // Options tune Run.
 type Options struct {
 	// Split are split's options; Split.Out (opened with
-	// split.OpenPrevious) is required: what each context last received.
+	// input.OpenPrevious) is required: what each context last received.
 	Split split.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
@@ -62,7 +63,7 @@ var ErrRefused = errors.New("apply refused; nothing was applied")
 // ApplyReport.Failed); an error means the run could not start (bad
 // kubeconfig, unreadable output directory, ErrRefused with the report's
 // Errors filled).
-func Run(ctx context.Context, in *split.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
+func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
 	if opts.Split.Out == nil {
 		return nil, errors.New("apply needs the output directory")
 	}
@@ -125,7 +126,7 @@ func (r *run) contextNames() []string {
 }
 
 // plan routes and plans as `shard-router plan` does; its errors refuse.
-func (r *run) plan(in *split.Input) error {
+func (r *run) plan(in *input.Input) error {
 	doc, results, err := split.Preview(in, r.cfg, r.opts.Split, split.PreviewOptions{})
 	if err != nil {
 		return err
@@ -171,7 +172,7 @@ func (r *run) stage() error {
 	if r.opts.DryRun {
 		r.staged, err = r.layout.StageTemp()
 	} else {
-		r.staged, err = r.opts.Split.Out.Stage(r.layout)
+		r.staged, err = split.Stage(r.opts.Split.Out, r.layout)
 	}
 	if err != nil {
 		return fmt.Errorf("staging the context packages: %w", err)

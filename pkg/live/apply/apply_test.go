@@ -15,6 +15,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -47,7 +48,7 @@ func setup(t *testing.T) (pkg, out string) {
 			t.Fatal(err)
 		}
 	}
-	od, err := split.OpenOutDir(out)
+	od, err := input.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,15 +57,15 @@ func setup(t *testing.T) (pkg, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := od.Write(layout); err != nil {
+	if err := split.Write(od, layout); err != nil {
 		t.Fatal(err)
 	}
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *split.OutDir) (*split.Input, *function.Config) {
+func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Config) {
 	t.Helper()
-	in, err := split.ReadPackage(pkg, yamlio.Options{}, od.Path)
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func load(t *testing.T, pkg string, od *split.OutDir) (*split.Input, *function.C
 
 func runApply(t *testing.T, pkg, out, kubeconfig string) (*v1alpha1.ApplyReport, error) {
 	t.Helper()
-	od, err := split.OpenPrevious(out)
+	od, err := input.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,18 +103,18 @@ func (r *run) checkDependsOn(placed placement) {
 // guardLive is the mass-deletion guard on what each cluster's inventory
 // holds: what kpt live apply really prunes.
 func (r *run) guardLive() {
-	spec := &r.cfg.Compiled.Spec.Spec
+	pol := r.cfg.Compiled.Policy
 	for _, t := range r.targets {
 		if t.pkg == nil || !t.live.Found || len(t.live.Objects) == 0 {
 			continue
 		}
 		pruned := t.live.Objects.Diff(t.objects)
-		if !split.MassPrune(spec, len(t.live.Objects), len(pruned)) {
+		if !split.MassPrune(pol, len(t.live.Objects), len(pruned)) {
 			continue
 		}
 		msg := fmt.Sprintf("context %q: this apply would prune %d of the %d objects its ResourceGroup %s/%s holds in the cluster (such as %s): the mass-deletion guard",
 			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]))
-		if r.opts.Split.AllowMassPrune || spec.AllowMassPrune {
+		if r.opts.Split.AllowMassPrune || pol.AllowMassPrune {
 			r.report.Warnings = append(r.report.Warnings, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)")
 			continue
 		}

@@ -1,25 +1,23 @@
-package cli_test
+package main
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/shard-router/shard-router/pkg/cli"
 )
 
 // TestReferenceUpToDate regenerates the command reference and compares it
 // with docs/reference, file by file: help text and reference are one source.
 func TestReferenceUpToDate(t *testing.T) {
-	want := filepath.Join("..", "..", filepath.FromSlash(cli.ReferenceDir))
+	want := filepath.Join("..", "..", filepath.FromSlash(referenceDir))
 	got := t.TempDir()
-	if err := cli.WriteReference(got); err != nil {
+	if err := writeReference(got); err != nil {
 		t.Fatal(err)
 	}
 	gotFiles, _ := filepath.Glob(filepath.Join(got, "*.md"))
 	wantFiles, _ := filepath.Glob(filepath.Join(want, "*.md"))
 	if len(gotFiles) == 0 {
-		t.Fatal("WriteReference wrote no page")
+		t.Fatal("writeReference wrote no page")
 	}
 	names := map[string]bool{}
 	for _, f := range wantFiles {
@@ -31,10 +29,10 @@ func TestReferenceUpToDate(t *testing.T) {
 		g, _ := os.ReadFile(f)
 		w, err := os.ReadFile(filepath.Join(want, name))
 		if err != nil || string(g) != string(w) {
-			t.Errorf("%s/%s is stale or missing: run `make docs`", cli.ReferenceDir, name)
+			t.Errorf("%s/%s is stale or missing: run `make docs`", referenceDir, name)
 		}
 	}
 	for name := range names {
-		t.Errorf("%s/%s documents no command: run `make docs`", cli.ReferenceDir, name)
+		t.Errorf("%s/%s documents no command: run `make docs`", referenceDir, name)
 	}
 }

@@ -1,8 +1,9 @@
-package split
+package input_test
 
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,29 +11,32 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/gen"
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/gen"
+	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // parseFile is readFile on data: the reference scanFile must agree with.
-func parseFile(t *testing.T, data []byte, ctx string) []heldResource {
+func parseFile(t *testing.T, data []byte, ctx string) []input.HeldResource {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	held, err := (&prevContext{name: ctx}).readFile(dir, "f.yaml", dir, false)
+	held, err := input.ReadFile(ctx, dir, "f.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return held
 }
 
-func keysAndStores(hs []heldResource) []string {
+func keysAndStores(hs []input.HeldResource) []string {
 	var out []string
 	for _, h := range hs {
-		out = append(out, fmt.Sprintf("%v %s %s", h.key, h.dataStore, h.desc))
+		out = append(out, fmt.Sprintf("%v %s %s", h.Key, h.DataStore, h.Desc))
 	}
 	return out
 }
@@ -40,14 +44,14 @@ func keysAndStores(hs []heldResource) []string {
 // checkScan requires scanFile to read data as readFile does, or to refuse.
 func checkScan(t *testing.T, data []byte, ctx string) bool {
 	t.Helper()
-	got, ok := scanFile(data, ctx)
+	got, ok := input.ScanFile(data, ctx)
 	if !ok {
 		return false
 	}
 	want := parseFile(t, data, ctx)
 	// readFile names only a file's first resource; scanFile names each.
 	for i := 1; i < len(got) && i < len(want); i++ {
-		got[i].desc = ""
+		got[i].Desc = ""
 	}
 	if !reflect.DeepEqual(keysAndStores(got), keysAndStores(want)) {
 		t.Errorf("scanFile read\n%s\nas   %q\nparse %q", data, keysAndStores(got), keysAndStores(want))
@@ -102,24 +106,24 @@ func TestScanFileCases(t *testing.T) {
 // packages, scanFile reads what readFile reads, and takes most files.
 func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	scanned, files := 0, 0
-	for seed := uint64(1); seed <= 25; seed++ {
+	for seed := uint64(1); seed <= uint64(testenv.Iterations(25)); seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 15))
 		o := gen.Options{Items: 1 + rnd.IntN(200), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
-		in, err := ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
+		in, err := input.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		od, err := OpenOutDir(out)
+		od, err := input.OpenOutDir(out)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := runRoute(t, in, od, &Options{PackageName: "gen"}); err != nil {
+		if err := splitInto(in, od); err != nil {
 			t.Fatalf("%+v: %v", o, err)
 		}
 		for ctx, data := range readTree(t, out) {
 			c, f, _ := strings.Cut(ctx, "/")
-			if !strings.HasSuffix(f, ".yaml") || f == rgFile {
+			if !strings.HasSuffix(f, ".yaml") || f == input.RGFile {
 				continue
 			}
 			files++
@@ -133,59 +137,44 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	}
 }
 
-// TestPreviewScanMatchesParse: plan reads the previous split by scanning;
-// parsing every file (the reference) gives the same plan, and so does
-// Preview when what it scanned turns out wrong (it starts over parsing).
-func TestPreviewScanMatchesParse(t *testing.T) {
-	pkg, out := splitBase(t)
-	files := basePackage()
-	writeTree(t, pkg, map[string]string{
-		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
-		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
-		"apps/lease.yaml":  "",
+// splitInto splits in with its own config into od.
+func splitInto(in *input.Input, od *input.OutDir) error {
+	node, err := in.Config()
+	if err != nil {
+		return err
+	}
+	cfg, results := function.LoadConfig(node)
+	if len(results) > 0 {
+		return results
+	}
+	layout, err := split.Build(in, cfg, split.Options{Out: od, PackageName: "gen"})
+	if err != nil {
+		return err
+	}
+	if layout.Results.ExitCode() != 0 {
+		return layout.Results
+	}
+	return split.Write(od, layout)
+}
+
+// readTree reads every file under dir, by slash-separated relative path.
+func readTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = string(data)
+		return nil
 	})
-	plan := func(mode readMode, tamper bool) string {
-		od, err := openOutDir(out, mode)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if tamper {
-			n := 0
-			for _, pc := range od.previous {
-				for _, s := range pc.scanned {
-					for k := range s.held {
-						s.held[k].key.name += "-wrong"
-						n++
-					}
-				}
-			}
-			if n == 0 {
-				t.Fatal("nothing was scanned")
-			}
-		}
-		in, err := ReadPackage(pkg, yamlio.Options{}, od.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		node, _ := in.Config()
-		cfg, res := function.LoadConfig(node)
-		if len(res) > 0 {
-			t.Fatal(res)
-		}
-		doc, _, err := Preview(in, cfg, Options{Out: od}, PreviewOptions{Diff: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprintf("%+v", *doc)
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := plan(readDigests, false)
-	if got := plan(readScan, false); got != want {
-		t.Errorf("scanned:\n%s\nparsed:\n%s", got, want)
-	}
-	if got := plan(readScan, true); got != want {
-		t.Errorf("scanned wrong, then parsed:\n%s\nparsed:\n%s", got, want)
-	}
-	if !strings.Contains(want, "Lease") || !strings.Contains(want, "writer") {
-		t.Errorf("the plan shows too little to compare: %s", want)
-	}
+	return out
 }

@@ -1,4 +1,4 @@
-package split
+package input
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 
 func TestContexts(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte(markerFormat+"\ncontext b\ncontext a\nfile x.yaml\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, MarkerFile), []byte(MarkerFormat+"\ncontext b\ncontext a\nfile x.yaml\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := Contexts(dir); err != nil || !slices.Equal(got, []string{"b", "a"}) {

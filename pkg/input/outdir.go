@@ -1,4 +1,4 @@
-package split
+package input
 
 import (
 	"bufio"
@@ -28,13 +28,16 @@ const (
 	// output directory, listing the context directories, and one in each
 	// context directory, listing its files. Split deletes nothing else.
 	MarkerFile = ".shard-router-split"
-	// markerFormat is the first line of every marker file.
-	markerFormat = "shard-router-split v1"
-	// tmpPrefix names the staging directory inside the output directory.
-	tmpPrefix = MarkerFile + "-tmp-"
-	// rgFile is the inventory file name kpt live init writes.
-	rgFile = "resourcegroup.yaml"
+	// MarkerFormat is the first line of every marker file.
+	MarkerFormat = "shard-router-split v1"
+	// TmpPrefix names the staging directory inside the output directory.
+	TmpPrefix = MarkerFile + "-tmp-"
+	// RGFile is the inventory file name kpt live init writes.
+	RGFile = "resourcegroup.yaml"
 )
+
+// OwnFiles are the files split writes itself in each context directory.
+var OwnFiles = []string{yamlio.KptfileName, RGFile, v1alpha1.EtcdOverridesFile, MarkerFile}
 
 // ErrNotSplitDir is returned for an output directory (or context
 // directory) that split did not write.
@@ -44,71 +47,81 @@ var ErrNotSplitDir = errors.New("not written by shard-router split")
 type OutDir struct {
 	// Path is the resolved absolute path.
 	Path string
-	// given is the path as the user gave it, for messages.
-	given string
-	// marked is true when a previous split wrote the root marker.
-	marked   bool
-	previous []*prevContext
-	// stale are staging directories of an interrupted split.
-	stale []string
+	// Given is the path as the user gave it, for messages.
+	Given string
+	// Marked is true when a previous split wrote the root marker.
+	Marked   bool
+	Previous []*PrevContext
+	// Stale are staging directories of an interrupted split.
+	Stale []string
 	// read is how the previous split's files are read: parsed (split),
 	// parsed and digested, or scanned (plan; see scanFile).
-	read readMode
+	read ReadMode
 }
 
-type readMode int
+// ReadMode is how the previous split's files are read.
+type ReadMode int
 
 const (
-	readParse readMode = iota
-	readDigests
-	readScan
+	// ReadParse parses every file (split).
+	ReadParse ReadMode = iota
+	// ReadDigests parses every file and digests its objects (plan, when a
+	// scan disagreed).
+	ReadDigests
+	// ReadScan reads the files split wrote with scanFile (plan).
+	ReadScan
 )
 
-// prevContext is one context directory of the previous split.
-type prevContext struct {
-	name   string
-	exists bool
-	files  []string
-	// held maps each resource the directory holds to its datastore in this
+// Mode is how the directory's files were read.
+func (d *OutDir) Mode() ReadMode { return d.read }
+
+// PrevContext is one context directory of the previous split.
+type PrevContext struct {
+	Name   string
+	Exists bool
+	Files  []string
+	// Held maps each resource the directory holds to its datastore in this
 	// context ("" when its annotations cannot say).
-	held  map[objKey]string
-	first string // a resource it holds, for messages
-	// objs are the resources' contents and places, read for plan only:
-	// all of them, or with readScan those of the files parsed so far.
-	objs map[objKey]prevObject
-	// scanned are the files read by scanFile (readScan), by path.
-	scanned map[string]*scannedFile
-	// overrides are the context's etcd overrides as the previous split
-	// recorded them; hasOverrides is false when it did not.
-	overrides    []datastore.Entry
-	hasOverrides bool
+	Held  map[ObjKey]string
+	First string // a resource it holds, for messages
+	// Objs are the resources' contents and places, read for plan only:
+	// all of them, or with ReadScan those of the files parsed so far.
+	Objs map[ObjKey]PrevObject
+	// Scanned are the files read by scanFile (ReadScan), by path.
+	Scanned map[string]*ScannedFile
+	// Overrides are the context's etcd overrides as the previous split
+	// recorded them; HasOverrides is false when it did not.
+	Overrides    []datastore.Entry
+	HasOverrides bool
 }
 
-// scannedFile is a file of the previous split that plan did not parse:
+// ScannedFile is a file of the previous split that plan did not parse:
 // the hash of its bytes and the resources scanFile found in it.
-type scannedFile struct {
-	sum  digest
-	held []heldResource
+type ScannedFile struct {
+	Sum  Digest
+	Held []HeldResource
 }
 
-// prevObject is a resource of a previous context directory as plan
+// PrevObject is a resource of a previous context directory as plan
 // compares it: the digest of its data, and where to read it for a diff.
-type prevObject struct {
-	digest digest
-	file   string
-	pos    int // its position among the file's resources
+type PrevObject struct {
+	Digest Digest
+	File   string
+	Pos    int // its position among the file's resources
 }
 
-type objKey struct{ group, kind, namespace, name string }
+// ObjKey identifies an object as kpt's inventory does.
+type ObjKey struct{ Group, Kind, Namespace, Name string }
 
-func keyOf(o *route.Object) objKey { return objKey{o.Group(), o.Kind, o.Namespace, o.Name} }
+// KeyOf is the object's key.
+func KeyOf(o *route.Object) ObjKey { return ObjKey{o.Group(), o.Kind, o.Namespace, o.Name} }
 
 // OpenOutDir inspects an output directory. It must be absent, empty, or
 // written by a previous split; every file in the context directories that
 // split listed must be one it wrote (a regular file, never a symlink), since
 // split will delete them. It reads the resources of the previous split,
 // which count as their old placement.
-func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, readParse) }
+func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, ReadParse) }
 
 // OpenPrevious inspects an output directory as OpenOutDir does, for
 // Preview, which reads what each resource of the previous split holds. The
@@ -118,7 +131,7 @@ func OpenPrevious(dir string) (*OutDir, error) {
 	if err := mustExist(dir); err != nil {
 		return nil, err
 	}
-	return openOutDir(dir, readScan)
+	return openOutDir(dir, ReadScan)
 }
 
 // OpenExisting inspects the previous split as OpenOutDir does, for the
@@ -128,7 +141,7 @@ func OpenExisting(dir string) (*OutDir, error) {
 	if err := mustExist(dir); err != nil {
 		return nil, err
 	}
-	return openOutDir(dir, readParse)
+	return openOutDir(dir, ReadParse)
 }
 
 // mustExist refuses a previous split directory that does not exist.
@@ -141,12 +154,12 @@ func mustExist(dir string) error {
 	return nil
 }
 
-func openOutDir(dir string, read readMode) (*OutDir, error) {
-	abs, err := resolve(dir)
+func openOutDir(dir string, read ReadMode) (*OutDir, error) {
+	abs, err := Resolve(dir)
 	if err != nil {
 		return nil, err
 	}
-	d := &OutDir{Path: abs, given: dir, read: read}
+	d := &OutDir{Path: abs, Given: dir, read: read}
 	info, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return d, nil
@@ -172,11 +185,11 @@ func openOutDir(dir string, read readMode) (*OutDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.marked = true
+	d.Marked = true
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), tmpPrefix) && e.IsDir() {
+		if strings.HasPrefix(e.Name(), TmpPrefix) && e.IsDir() {
 			if _, err := os.Lstat(filepath.Join(abs, e.Name(), MarkerFile)); err == nil {
-				d.stale = append(d.stale, filepath.Join(abs, e.Name()))
+				d.Stale = append(d.Stale, filepath.Join(abs, e.Name()))
 			}
 		}
 	}
@@ -185,7 +198,7 @@ func openOutDir(dir string, read readMode) (*OutDir, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.previous = append(d.previous, pc)
+		d.Previous = append(d.Previous, pc)
 	}
 	return d, nil
 }
@@ -208,8 +221,8 @@ func readMarker(p string) (contexts, files []string, err error) {
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if first {
-			if line != markerFormat {
-				return nil, nil, fmt.Errorf("%s: line 1: expected %q, found %q (written by another version?)", p, markerFormat, line)
+			if line != MarkerFormat {
+				return nil, nil, fmt.Errorf("%s: line 1: expected %q, found %q (written by another version?)", p, MarkerFormat, line)
 			}
 			first = false
 			continue
@@ -228,23 +241,23 @@ func readMarker(p string) (contexts, files []string, err error) {
 		}
 	}
 	if first {
-		return nil, nil, fmt.Errorf("%s is empty: expected %q", p, markerFormat)
+		return nil, nil, fmt.Errorf("%s is empty: expected %q", p, MarkerFormat)
 	}
 	return contexts, files, sc.Err()
 }
 
 // readContext checks one context directory of the previous split and reads
 // what it holds.
-func (d *OutDir) readContext(name string) (*prevContext, error) {
-	pc := &prevContext{name: name, held: map[objKey]string{}}
-	if d.read != readParse {
-		pc.objs = map[objKey]prevObject{}
+func (d *OutDir) readContext(name string) (*PrevContext, error) {
+	pc := &PrevContext{Name: name, Held: map[ObjKey]string{}}
+	if d.read != ReadParse {
+		pc.Objs = map[ObjKey]PrevObject{}
 	}
-	if d.read == readScan {
-		pc.scanned = map[string]*scannedFile{}
+	if d.read == ReadScan {
+		pc.Scanned = map[string]*ScannedFile{}
 	}
 	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
-		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.given, MarkerFile), name)
+		return nil, fmt.Errorf("%s lists context %q, which is not a context directory name", filepath.Join(d.Given, MarkerFile), name)
 	}
 	dir := filepath.Join(d.Path, name)
 	info, err := os.Lstat(dir)
@@ -254,11 +267,26 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	if err != nil {
 		return nil, err
 	}
-	shown := filepath.Join(d.given, name)
+	shown := filepath.Join(d.Given, name)
 	if !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory (a symlink?): split wrote a directory there and will not replace anything else", shown)
 	}
-	pc.exists = true
+	pc.Exists = true
+	if pc.Files, err = checkContextDir(dir, shown, name); err != nil {
+		return nil, err
+	}
+	if err := pc.readOverrides(dir, shown); err != nil {
+		return nil, err
+	}
+	if err := pc.readFiles(dir, shown, d.read); err != nil {
+		return nil, err
+	}
+	return pc, nil
+}
+
+// checkContextDir reads a context directory's marker and checks that it
+// holds only the files split listed there, which it returns.
+func checkContextDir(dir, shown, name string) ([]string, error) {
 	contexts, files, err := readMarker(filepath.Join(dir, MarkerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s has no %s file, so it was %w: move it away", shown, MarkerFile, ErrNotSplitDir)
@@ -269,7 +297,6 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 	if !slices.Equal(contexts, []string{name}) {
 		return nil, fmt.Errorf("%s: its %s names context(s) %q, not %q", shown, MarkerFile, contexts, name)
 	}
-	pc.files = files
 	listed := map[string]bool{}
 	for _, f := range files {
 		if f == "" || path.IsAbs(f) || slices.Contains(strings.Split(f, "/"), "..") {
@@ -295,61 +322,70 @@ func (d *OutDir) readContext(name string) (*prevContext, error) {
 		}
 		return fmt.Errorf("%s was %w (its %s does not list it), and split regenerates %s completely: move the file away", filepath.Join(shown, rel), ErrNotSplitDir, MarkerFile, shown)
 	})
+	return files, err
+}
+
+// readOverrides reads the etcd overrides the previous split recorded.
+func (pc *PrevContext) readOverrides(dir, shown string) error {
+	if !slices.Contains(pc.Files, v1alpha1.EtcdOverridesFile) {
+		return nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, v1alpha1.EtcdOverridesFile))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if slices.Contains(files, v1alpha1.EtcdOverridesFile) {
-		p := filepath.Join(dir, v1alpha1.EtcdOverridesFile)
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		if pc.overrides, err = datastore.ReadRecord(data); err != nil {
-			return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, v1alpha1.EtcdOverridesFile), err)
-		}
-		pc.hasOverrides = true
+	if pc.Overrides, err = datastore.ReadRecord(data); err != nil {
+		return fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, v1alpha1.EtcdOverridesFile), err)
 	}
+	pc.HasOverrides = true
+	return nil
+}
+
+// readFiles reads the resources of the context's files, scanned or
+// parsed as mode says.
+func (pc *PrevContext) readFiles(dir, shown string, mode ReadMode) error {
+	files := pc.Files
 	// Read the files on every core; merge in file order, so the first
 	// file that holds a resource wins, as when reading one by one.
-	held := make([][]heldResource, len(files))
-	scans := make([]*scannedFile, len(files))
+	held := make([][]HeldResource, len(files))
+	scans := make([]*ScannedFile, len(files))
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
-		if f := files[i]; !slices.Contains(ownFiles, f) && yamlio.MatchesKRM(f) {
-			if d.read == readScan {
-				if scans[i], errs[i] = scan(dir, f, name); scans[i] != nil || errs[i] != nil {
+		if f := files[i]; !slices.Contains(OwnFiles, f) && yamlio.MatchesKRM(f) {
+			if mode == ReadScan {
+				if scans[i], errs[i] = scan(dir, f, pc.Name); scans[i] != nil || errs[i] != nil {
 					return nil
 				}
 			}
-			held[i], errs[i] = pc.readFile(dir, f, shown, d.read != readParse)
+			held[i], errs[i] = pc.readFile(dir, f, shown, mode != ReadParse)
 		}
 		return nil
 	})
 	for i := range files {
 		if errs[i] != nil {
-			return nil, errs[i]
+			return errs[i]
 		}
 		if scans[i] != nil {
-			pc.scanned[files[i]] = scans[i]
-			held[i] = scans[i].held
+			pc.Scanned[files[i]] = scans[i]
+			held[i] = scans[i].Held
 		}
 		for _, h := range held[i] {
-			if _, dup := pc.held[h.key]; !dup {
-				pc.held[h.key] = h.dataStore
-				if pc.objs != nil && scans[i] == nil {
-					pc.objs[h.key] = h.obj
+			if _, dup := pc.Held[h.Key]; !dup {
+				pc.Held[h.Key] = h.DataStore
+				if pc.Objs != nil && scans[i] == nil {
+					pc.Objs[h.Key] = h.Obj
 				}
 			}
-			if pc.first == "" {
-				pc.first = h.desc
+			if pc.First == "" {
+				pc.First = h.Desc
 			}
 		}
 	}
-	return pc, nil
+	return nil
 }
 
 // scan reads a file with scanFile; nil when scanFile does not take it.
-func scan(dir, f, ctx string) (*scannedFile, error) {
+func scan(dir, f, ctx string) (*ScannedFile, error) {
 	if !strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, ".yml") {
 		return nil, nil
 	}
@@ -364,20 +400,20 @@ func scan(dir, f, ctx string) (*scannedFile, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &scannedFile{sum: sha256.Sum256(data), held: held}, nil
+	return &ScannedFile{Sum: sha256.Sum256(data), Held: held}, nil
 }
 
-// parseScanned parses the scanned files that Preview cannot settle by their
+// ParseScanned parses the scanned files that Preview cannot settle by their
 // bytes, and checks what scanFile read from each against the parse.
-func (pc *prevContext) parseScanned(d *OutDir, keep func(file string) bool) error {
+func (pc *PrevContext) ParseScanned(d *OutDir, keep func(file string) bool) error {
 	var files []string
-	for f := range pc.scanned {
+	for f := range pc.Scanned {
 		if !keep(f) {
 			files = append(files, f)
 		}
 	}
-	dir, shown := filepath.Join(d.Path, pc.name), filepath.Join(d.given, pc.name)
-	held := make([][]heldResource, len(files))
+	dir, shown := filepath.Join(d.Path, pc.Name), filepath.Join(d.Given, pc.Name)
+	held := make([][]HeldResource, len(files))
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
 		held[i], errs[i] = pc.readFile(dir, files[i], shown, true)
@@ -387,39 +423,39 @@ func (pc *prevContext) parseScanned(d *OutDir, keep func(file string) bool) erro
 		if errs[i] != nil {
 			return errs[i]
 		}
-		s := pc.scanned[f]
-		if len(s.held) != len(held[i]) {
-			return errScanMismatch
+		s := pc.Scanned[f]
+		if len(s.Held) != len(held[i]) {
+			return ErrScanMismatch
 		}
 		for k, h := range held[i] {
-			if h.key != s.held[k].key || h.dataStore != s.held[k].dataStore {
-				return errScanMismatch
+			if h.Key != s.Held[k].Key || h.DataStore != s.Held[k].DataStore {
+				return ErrScanMismatch
 			}
-			if _, ok := pc.objs[h.key]; !ok {
-				pc.objs[h.key] = h.obj
+			if _, ok := pc.Objs[h.Key]; !ok {
+				pc.Objs[h.Key] = h.Obj
 			}
 		}
-		delete(pc.scanned, f)
+		delete(pc.Scanned, f)
 	}
 	return nil
 }
 
-// errScanMismatch: scanFile read a file otherwise than the parser; Preview
+// ErrScanMismatch: scanFile read a file otherwise than the parser; Preview
 // starts over, parsing every file.
-var errScanMismatch = errors.New("scanned and parsed contents differ")
+var ErrScanMismatch = errors.New("scanned and parsed contents differ")
 
-// heldResource is a resource of a previous context directory and the
+// HeldResource is a resource of a previous context directory and the
 // datastore it had in that context.
-type heldResource struct {
-	key       objKey
-	dataStore string
-	desc      string
-	obj       prevObject
+type HeldResource struct {
+	Key       ObjKey
+	DataStore string
+	Desc      string
+	Obj       PrevObject
 }
 
 // readFile reads the resources of one file of a previous context
 // directory, and the datastore each had in that context.
-func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResource, error) {
+func (pc *PrevContext) readFile(dir, f, shown string, digests bool) ([]HeldResource, error) {
 	p := filepath.Join(dir, filepath.FromSlash(f))
 	if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -432,7 +468,7 @@ func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResou
 	if err != nil {
 		return nil, fmt.Errorf("reading the previous split's %s: %w", filepath.Join(shown, f), err)
 	}
-	var out []heldResource
+	var out []HeldResource
 	for pos, n := range nodes {
 		if n.YNode().Kind != yaml.MappingNode {
 			continue
@@ -444,15 +480,15 @@ func (pc *prevContext) readFile(dir, f, shown string, digests bool) ([]heldResou
 		ds := ""
 		if it.HasDataStore && it.HasPrevious {
 			if m, err := datastore.ParseAnnotation(it.DataStore, it.Previous); err == nil {
-				ds = m[pc.name]
+				ds = m[pc.Name]
 			}
 		}
-		h := heldResource{key: keyOf(&it.Object), dataStore: ds}
+		h := HeldResource{Key: KeyOf(&it.Object), DataStore: ds}
 		if digests {
-			h.obj = prevObject{digest: digestOf(n), file: f, pos: pos}
+			h.Obj = PrevObject{Digest: DigestOf(n), File: f, Pos: pos}
 		}
 		if len(out) == 0 {
-			h.desc = describeNode(n) // only a file's first can be the context's first
+			h.Desc = DescribeNode(n) // only a file's first can be the context's first
 		}
 		out = append(out, h)
 	}
@@ -466,26 +502,31 @@ func isKptInternal(o *route.Object) bool {
 		(o.Kind == "ResourceGroup" && o.APIVersion == "kpt.dev/v1alpha1")
 }
 
-// contexts returns the names of the previous split's context directories.
-func (d *OutDir) contexts() []string {
+// Contexts returns the names of the previous split's context directories.
+func (d *OutDir) Contexts() []string {
 	if d == nil {
 		return nil
 	}
-	out := make([]string, len(d.previous))
-	for i, pc := range d.previous {
-		out[i] = pc.name
+	out := make([]string, len(d.Previous))
+	for i, pc := range d.Previous {
+		out[i] = pc.Name
 	}
 	return out
 }
 
-func (d *OutDir) context(name string) *prevContext {
+// Context is the previous split's context directory name, or nil.
+func (d *OutDir) Context(name string) *PrevContext {
 	if d == nil {
 		return nil
 	}
-	for _, pc := range d.previous {
-		if pc.name == name {
+	for _, pc := range d.Previous {
+		if pc.Name == name {
 			return pc
 		}
 	}
 	return nil
 }
+
+// Reparse reads the directory again, parsing and digesting every file:
+// plan's way out when a scanned file disagrees with its parse.
+func (d *OutDir) Reparse() (*OutDir, error) { return openOutDir(d.Given, ReadDigests) }

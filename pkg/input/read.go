@@ -1,4 +1,6 @@
-package split
+// Package input reads what the commands route: a package directory, a
+// ResourceList or YAML stream, and a function config file.
+package input
 
 import (
 	"errors"
@@ -16,10 +18,8 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/route"
 )
-
-// kptfileName is the package file kpt looks for in every package directory.
-const kptfileName = yamlio.KptfileName
 
 // Input is a package as split reads it: every resource's routing facts
 // and file location, and the resource itself, packed (see yamlio.Pack) by
@@ -36,7 +36,7 @@ type Input struct {
 	io yamlio.Options
 
 	items []function.Item
-	locs  []fileLoc
+	locs  []Loc
 	// Resource i is packed[i] when that is not nil, else nodes[i].
 	packed [][]byte
 	nodes  []*yaml.RNode
@@ -45,16 +45,23 @@ type Input struct {
 	kept []*yaml.RNode
 }
 
-// fileLoc is where split writes a resource in its context directory: its
+// Loc is where split writes a resource in its context directory: its
 // path and index annotations as kioutil.GetFileAnnotations reads them once
 // the resource is annotated (kpt's default path when it has none).
-type fileLoc struct {
-	path, index string
-	// defaulted: the resource has no path annotation; kpt's default was
+type Loc struct {
+	Path, Index string
+	// Defaulted: the resource has no path annotation; kpt's default was
 	// taken, and is set on the resource when split writes it.
-	defaulted bool
-	err       error // from kpt's default path
+	Defaulted bool
+	Err       error // from kpt's default path
 }
+
+// Loc is where resource i is written.
+func (in *Input) Loc(i int) Loc { return in.locs[i] }
+
+// IO are the options the input was read with, and its files are written
+// with.
+func (in *Input) IO() yamlio.Options { return in.io }
 
 // Len is the number of resources.
 func (in *Input) Len() int { return len(in.items) }
@@ -92,7 +99,7 @@ func (in *Input) Nodes() ([]*yaml.RNode, error) {
 // read is one resource as a reader gives it.
 type read struct {
 	item   function.Item
-	loc    fileLoc
+	loc    Loc
 	packed []byte
 	node   *yaml.RNode
 	keep   bool
@@ -119,7 +126,7 @@ func readNode(n *yaml.RNode, pack bool) read {
 // newInput assembles the reads, in order.
 func newInput(reads []read, fc *yaml.RNode, dir string, opts yamlio.Options) *Input {
 	in := &Input{FunctionConfig: fc, Dir: dir, io: opts,
-		items: make([]function.Item, len(reads)), locs: make([]fileLoc, len(reads)),
+		items: make([]function.Item, len(reads)), locs: make([]Loc, len(reads)),
 		packed: make([][]byte, len(reads)), nodes: make([]*yaml.RNode, len(reads))}
 	for i := range reads {
 		r := &reads[i]
@@ -137,17 +144,17 @@ func newInput(reads []read, fc *yaml.RNode, dir string, opts yamlio.Options) *In
 
 // locate finds where split writes n, as kpt would name its file: the path
 // and index annotations, else kpt's default path for the resource.
-func locate(n *yaml.RNode) fileLoc {
+func locate(n *yaml.RNode) Loc {
 	p, idx, _ := kioutil.GetFileAnnotations(n)
 	if p != "" {
-		return fileLoc{path: p, index: idx}
+		return Loc{Path: p, Index: idx}
 	}
 	c := n.Copy()
 	if err := kioutil.DefaultPathAnnotation("", []*yaml.RNode{c}); err != nil {
-		return fileLoc{defaulted: true, err: err}
+		return Loc{Defaulted: true, Err: err}
 	}
 	p, idx, _ = kioutil.GetFileAnnotations(c)
-	return fileLoc{path: p, index: idx, defaulted: true}
+	return Loc{Path: p, Index: idx, Defaulted: true}
 }
 
 func isKptfile(n *yaml.RNode) bool {
@@ -177,7 +184,7 @@ func ReadPackage(dir string, opts yamlio.Options, outDirs ...string) (*Input, er
 // openPackage checks the package directory and returns it resolved, with
 // the function that skips the output directories inside it.
 func openPackage(dir string, outDirs []string) (string, func(string) bool, error) {
-	abs, err := resolve(dir)
+	abs, err := Resolve(dir)
 	if err != nil {
 		return "", nil, err
 	}
@@ -190,10 +197,10 @@ func openPackage(dir string, outDirs []string) (string, func(string) bool, error
 	}
 	var skipRel []string
 	for _, s := range outDirs {
-		if _, ok := within(s, abs); ok {
+		if _, ok := Within(s, abs); ok {
 			return "", nil, fmt.Errorf("the package %s is inside the output directory %s, which split rewrites", dir, s)
 		}
-		if rel, ok := within(abs, s); ok {
+		if rel, ok := Within(abs, s); ok {
 			skipRel = append(skipRel, rel)
 		}
 	}
@@ -265,7 +272,7 @@ func (in *Input) Config() (*yaml.RNode, error) {
 	}
 	where := make([]string, len(found))
 	for i, n := range found {
-		where[i] = describeNode(n)
+		where[i] = DescribeNode(n)
 	}
 	return nil, fmt.Errorf("the input holds %d %s resources (%s); keep one, or choose with --config FILE", len(found), v1alpha1.Kind, strings.Join(where, ", "))
 }
@@ -280,7 +287,7 @@ func (in *Input) PackageName() string {
 		}
 	}
 	for _, n := range kptfiles {
-		if p, _, _ := kioutil.GetFileAnnotations(n); p == kptfileName && n.GetName() != "" {
+		if p, _, _ := kioutil.GetFileAnnotations(n); p == yamlio.KptfileName && n.GetName() != "" {
 			return n.GetName()
 		}
 	}
@@ -293,9 +300,9 @@ func (in *Input) PackageName() string {
 	return ""
 }
 
-// resolve returns the absolute path with symlinks resolved as far as the
+// Resolve returns the absolute path with symlinks resolved as far as the
 // path exists.
-func resolve(p string) (string, error) {
+func Resolve(p string) (string, error) {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		return "", err
@@ -314,9 +321,9 @@ func resolve(p string) (string, error) {
 	}
 }
 
-// within reports whether path p is base or under it, and p relative to base
+// Within reports whether path p is base or under it, and p relative to base
 // (slash-separated). Both must be resolved.
-func within(base, p string) (string, bool) {
+func Within(base, p string) (string, bool) {
 	rel, err := filepath.Rel(base, p)
 	if err != nil {
 		return "", false
@@ -326,4 +333,14 @@ func within(base, p string) (string, bool) {
 		return "", false
 	}
 	return rel, true
+}
+
+// DescribeNode names a resource as every message does
+// (route.Object.Describe), and its file.
+func DescribeNode(n *yaml.RNode) string {
+	s := (&route.Object{Kind: n.GetKind(), Namespace: n.GetNamespace(), Name: n.GetName()}).Describe()
+	if p, i, _ := kioutil.GetFileAnnotations(n); p != "" {
+		s += fmt.Sprintf(" in %s[%s]", p, i)
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"io"
@@ -7,20 +7,24 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/shard-router/shard-router/pkg/cli"
 )
 
-// ReferenceDir is where the command reference lives, relative to the
+// referenceDir is where the command reference lives, relative to the
 // repository root. The commands' help text is its only source: `make docs`
-// regenerates it and a test fails when it is stale.
-const ReferenceDir = "docs/reference"
+// regenerates it and a test fails when it is stale. The generator lives
+// here, not in pkg/cli, so that cobra's doc package is never linked into
+// the product.
+const referenceDir = "docs/reference"
 
-// WriteReference writes one markdown page per command into dir, from the
+// writeReference writes one markdown page per command into dir, from the
 // same cobra commands that print --help.
-func WriteReference(dir string) error {
+func writeReference(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	root := NewRootCommand(Streams{In: nil, Out: io.Discard, Err: io.Discard})
+	root := cli.NewRootCommand(cli.Streams{In: nil, Out: io.Discard, Err: io.Discard})
 	root.DisableAutoGenTag = true
 	// The version differs between builds; the reference must not.
 	root.Version = ""
