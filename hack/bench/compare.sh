@@ -11,7 +11,8 @@
 #              /dev/shm), or in TMPDIR when there is none
 #
 # Environment: BENCH_SIZES (default "10000 100000"), BENCH_CONTEXTS (64),
-# BENCH_RUNS (3), BASE (a git revision), BASE_BIN (a prebuilt binary instead).
+# BENCH_RUNS (3), BASE (a git revision), BASE_BIN (a prebuilt binary instead),
+# BENCH_TAGS (build tags for the new binary: nolive builds the image's function).
 # Both outputs are compared byte for byte (function mode) and as trees
 # (split): a regression test of behaviour as well.
 set -euo pipefail
@@ -45,7 +46,7 @@ else
 	(cd "$WORK/src" && CGO_ENABLED=0 go build -trimpath -o "$WORK/base" ./cmd/shard-router)
 fi
 echo "compare: building new (working tree)"
-CGO_ENABLED=0 go build -trimpath -o "$WORK/new" ./cmd/shard-router
+CGO_ENABLED=0 go build -trimpath ${BENCH_TAGS:+-tags $BENCH_TAGS} -o "$WORK/new" ./cmd/shard-router
 go build -o "$WORK/genpkg" ./hack/bench/genpkg
 
 # run_once BIN MODE INPUT TAG: prints "wall_s rss_kb cpu_s".
