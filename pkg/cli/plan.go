@@ -119,11 +119,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
-	out, err := input.OpenPrevious(f.previous)
-	if err != nil {
-		return err
-	}
-	in, err := readInput(s, src, out)
+	out, in, err := readPrevious(s, src, f.previous)
 	if err != nil {
 		return err
 	}
@@ -165,14 +161,21 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	return nil
 }
 
-// readWithPrevious opens the previous split's output directory (what was
-// last applied), then reads the input and its config, as plan and apply do.
-func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+// readPrevious opens the previous split's output directory (what was last
+// applied), then reads the input, as plan and apply do.
+func readPrevious(s Streams, src, previous string) (*input.OutDir, *input.Input, error) {
 	out, err := input.OpenPrevious(previous)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	in, err := readInput(s, src, out)
+	return out, in, err
+}
+
+// readWithPrevious is readPrevious, then the input's config, which must be
+// valid (apply; plan reports an invalid config in its plan instead).
+func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+	out, in, err := readPrevious(s, src, previous)
 	if err != nil {
 		return nil, nil, nil, err
 	}
