@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -55,9 +54,9 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 		}
 		it := &items[i]
 		size := it.Size + labelSize(it, d.Label)
-		for _, ctx := range d.Contexts {
+		for k, ctx := range d.Contexts {
 			cc := &capa.Contexts[ctx]
-			ds := &cc.DataStores[stores[ctx][datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)]]
+			ds := &cc.DataStores[stores[ctx][out.Stores[i][k]]]
 			cc.Objects++
 			cc.Bytes += size
 			ds.Objects++

@@ -76,8 +76,26 @@ type Outcome struct {
 	// item that is not routed).
 	Contexts, DataStores []string
 	Results              framework.Results
+	// Stores[i][k] is the datastore of routed item i in its k-th context
+	// (Routing.Decisions[i].Contexts[k]): datastore.Assign, run once per
+	// object and context, for every reader.
+	Stores [][]string
+	// StoreChanges[i] are routed item i's datastore changes
+	// (datastore.Changes), for the plan.
+	StoreChanges [][]datastore.StoreChange
 	// Capacity is what each context and datastore would hold.
 	Capacity *Capacity
+}
+
+// StoreIn is the datastore of routed item i in context ctx; ok is false
+// when the item does not go there.
+func (o *Outcome) StoreIn(i, ctx int) (string, bool) {
+	for k, c := range o.Routing.Decisions[i].Contexts {
+		if c == ctx && o.Stores[i] != nil {
+			return o.Stores[i][k], true
+		}
+	}
+	return "", false
 }
 
 // Decide routes the items and assigns their datastores. It never changes
@@ -88,7 +106,8 @@ func (c *Config) Decide(items []Item) *Outcome {
 		objs[i] = items[i].Object
 	}
 	routing := c.Router.Route(objs)
-	out := &Outcome{Routing: routing, Contexts: make([]string, len(items)), DataStores: make([]string, len(items))}
+	out := &Outcome{Routing: routing, Contexts: make([]string, len(items)), DataStores: make([]string, len(items)),
+		Stores: make([][]string, len(items)), StoreChanges: make([][]datastore.StoreChange, len(items))}
 	for _, n := range c.Notices {
 		out.Results = append(out.Results, &framework.Result{Severity: framework.Warning, ResourceRef: c.Ref, File: c.File,
 			Field: &framework.Field{Path: n.Field}, Message: "function config: " + n.Message})
@@ -112,7 +131,7 @@ func (c *Config) Decide(items []Item) *Outcome {
 			stores[k] = datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)
 		}
 		out.Contexts[i] = strings.Join(names, ",")
-		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
+		out.DataStores[i], out.Stores[i] = datastore.FormatAnnotation(names, stores), stores
 		c.checkDataStoreChange(out, changes, i, it, d.Contexts)
 	}
 	out.Results = append(out.Results, changes.results(items)...)
@@ -132,11 +151,12 @@ func (c *Config) checkDataStoreChange(out *Outcome, changes *storeChanges, i int
 	if !it.HasDataStore || !it.HasPrevious {
 		return
 	}
-	chs, err := datastore.Changes(c.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, contexts)
+	chs, err := datastore.Changes(c.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, contexts, out.Stores[i])
 	if err != nil {
 		out.Results = append(out.Results, itemResult(it, framework.Error, dataStoreField, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
 		return
 	}
+	out.StoreChanges[i] = chs
 	for _, ch := range chs {
 		changes.add(storeChange{group: it.Group(), kind: it.Kind, context: ch.Context, from: ch.From, to: ch.To, verdict: ch.Verdict}, i)
 	}

@@ -166,7 +166,7 @@ func (pv *preview) settleScanned() error {
 		for n, i := range f.items {
 			it := &pv.sp.items[i]
 			h := jb.prev.Held[n]
-			if h.Key != input.KeyOf(&it.Object) || h.DataStore != datastore.Assign(pv.cfg.Compiled, jb.ctx, it.APIVersion, it.Kind) {
+			if ds, _ := pv.sp.storeIn(i, jb.ctx); h.Key != input.KeyOf(&it.Object) || h.DataStore != ds {
 				return input.ErrScanMismatch
 			}
 			pv.same[jb.ctx][h.Key] = true
@@ -227,8 +227,12 @@ func (pv *preview) digestNew() error {
 
 // digestIn is the digest of item i as context ctx's package holds it.
 func (pv *preview) digestIn(i, ctx int) input.Digest {
-	it := &pv.sp.items[i]
-	return input.RoutedDigest(pv.bases[i], pv.cfg.Compiled.Names[ctx], datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind))
+	ds, ok := pv.sp.storeIn(i, ctx)
+	if !ok { // a refused move: Decide assigned it nothing
+		it := &pv.sp.items[i]
+		ds = datastore.Assign(pv.cfg.Compiled, ctx, it.APIVersion, it.Kind)
+	}
+	return input.RoutedDigest(pv.bases[i], pv.cfg.Compiled.Names[ctx], ds)
 }
 
 // compare fills the contexts of the plan and returns what each context of
@@ -352,17 +356,7 @@ func (pv *preview) movesAndDataStores() {
 			refused := pv.sp.out.Routing.Decisions[i].Reason == route.Failed
 			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
 		}
-		if !it.HasPrevious {
-			continue
-		}
-		if !it.HasDataStore || !pv.sp.out.Routing.Decisions[i].Routed() {
-			continue
-		}
-		chs, err := datastore.Changes(pv.cfg.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, pv.contexts[i])
-		if err != nil {
-			continue // Decide reported it
-		}
-		for _, ch := range chs {
+		for _, ch := range pv.sp.out.StoreChanges[i] { // Decide's, for routed objects
 			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: ch.Context, From: ch.From, To: ch.To,
 				Refused: ch.Verdict == datastore.Refused})
 		}

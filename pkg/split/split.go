@@ -194,9 +194,8 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
-		it := &p.items[i]
-		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)); err != nil {
+	if ds, ok := p.storeIn(i, ctx); ok {
+		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], ds); err != nil {
 			return nil, fmt.Errorf("annotating %s: %w", input.DescribeNode(n), err)
 		}
 	}
@@ -207,6 +206,14 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 		}
 	}
 	return n, nil
+}
+
+// storeIn is routed item i's datastore in context ctx.
+func (p *Layout) storeIn(i, ctx int) (string, bool) {
+	if p.out == nil || !p.out.Routing.Decisions[i].Routed() {
+		return "", false
+	}
+	return p.out.StoreIn(i, ctx)
 }
 
 // describe names resource i and its file for messages.
