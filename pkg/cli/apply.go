@@ -15,6 +15,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/live/apply"
 	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -123,7 +124,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	report, err := apply.Run(ctx, in, cfg, apply.Options{
-		Split:      split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		Plan:       plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune},
 		Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
 		DryRun: f.dryRun, Progress: prefixed{s.Err},
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -132,9 +133,13 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	doc, results := v1alpha1.NewSplitPlan(), framework.Results(nil)
 	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
 		results = invalid
-	} else if doc, results, err = split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
-		split.PreviewOptions{Diff: f.diff}); err != nil {
-		return err
+	} else {
+		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
+		var layout *split.Layout
+		if doc, layout, err = plan.Preview(in, cfg, opts); err != nil {
+			return err
+		}
+		results = layout.Results
 	}
 	for _, r := range results {
 		switch r.Severity {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -135,7 +136,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Compiled.Names)
 	}
-	layout, err := split.Build(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
+	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune})
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object/dependson"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/split"
+	"github.com/shard-router/shard-router/pkg/plan"
 )
 
 // refuse runs the checks that need every context's package and live
@@ -109,12 +109,12 @@ func (r *run) guardLive() {
 			continue
 		}
 		pruned := t.live.Objects.Diff(t.objects)
-		if !split.MassPrune(pol, len(t.live.Objects), len(pruned)) {
+		if !plan.MassPrune(pol, len(t.live.Objects), len(pruned)) {
 			continue
 		}
 		msg := fmt.Sprintf("context %q: this apply would prune %d of the %d objects its ResourceGroup %s/%s holds in the cluster (such as %s): the mass-deletion guard",
 			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]))
-		if r.opts.Split.AllowMassPrune || pol.AllowMassPrune {
+		if r.opts.Plan.AllowMassPrune || pol.AllowMassPrune {
 			r.report.Warnings = append(r.report.Warnings, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)")
 			continue
 		}
