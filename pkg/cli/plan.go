@@ -36,12 +36,7 @@ type planFlags struct {
 
 var planFormats = []string{"table", "markdown", output.JSON, output.YAML}
 
-func newPlanCommand(s Streams) *cobra.Command {
-	f := &planFlags{}
-	cmd := &cobra.Command{
-		Use:   "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
-		Short: "Show what every cluster will gain, change and lose before anything is applied",
-		Long: `plan routes a kpt package exactly as split does (same inputs, flags, engine,
+const planLong = `plan routes a kpt package exactly as split does (same inputs, flags, engine,
 refusals and inventories), writes nothing, and compares each context's new
 package with the previous split in OUT_DIR, i.e. what was last applied. It
 prints, per context, what kpt live apply OUT_DIR/<context> --context <context>
@@ -85,16 +80,25 @@ SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
 every case, a refusal (an invalid config included) too; errors also go to
 stderr. Exit status: 1 when split would refuse (any error), else 0; with
 --detailed-exitcode, 2 when there are changes (etcd override changes
-included) and no errors.`,
-		Example: `  # What the next split and apply would do, against the last split.
+included) and no errors.`
+
+const planExample = `  # What the next split and apply would do, against the last split.
   shard-router plan my-pkg --previous out
 
   # A pull-request comment, with diffs; exit 2 when anything changes.
   shard-router plan my-pkg --previous out -o markdown --diff --detailed-exitcode > plan.md
 
   # From a stream.
-  kpt fn source my-pkg | shard-router plan - --previous out -o json`,
-		Args: cobra.MaximumNArgs(1),
+  kpt fn source my-pkg | shard-router plan - --previous out -o json`
+
+func newPlanCommand(s Streams) *cobra.Command {
+	f := &planFlags{}
+	cmd := &cobra.Command{
+		Use:     "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
+		Short:   "Show what every cluster will gain, change and lose before anything is applied",
+		Long:    planLong,
+		Example: planExample,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
 			if len(args) == 1 {

@@ -34,12 +34,7 @@ type splitFlags struct {
 	allowMassPrune bool
 }
 
-func newSplitCommand(s Streams) *cobra.Command {
-	f := &splitFlags{}
-	cmd := &cobra.Command{
-		Use:   "split [PKG_DIR | -] (-o OUT_DIR | --context NAME --previous OUT_DIR) [--config FILE]",
-		Short: "Write one ready kpt package per kube context",
-		Long: `split routes a kpt package exactly as the function does and writes
+const splitLong = `split routes a kpt package exactly as the function does and writes
 OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
 into each, naming that context alone), a Kptfile, an inventory ResourceGroup
@@ -77,14 +72,23 @@ prunes by that stream as by a directory, so the pipe form needs the previous
 split too: --previous OUT_DIR (or -o OUT_DIR), read only, which must exist
 (for a first apply, an empty directory). With it, moves and the
 mass-deletion guard are checked as in the directory form; without it, split
-refuses and writes nothing to stdout.`,
-		Example: `  # One package per cluster, then apply each to its cluster.
+refuses and writes nothing to stdout.`
+
+const splitExample = `  # One package per cluster, then apply each to its cluster.
   shard-router split my-pkg -o out
   for ctx in $(ls out); do kpt live apply "out/$ctx" --context "$ctx"; done
 
   # The pipe form.
-  kpt fn source my-pkg | shard-router split - --context ctx-00 --previous out | kpt live apply - --context ctx-00`,
-		Args: cobra.MaximumNArgs(1),
+  kpt fn source my-pkg | shard-router split - --context ctx-00 --previous out | kpt live apply - --context ctx-00`
+
+func newSplitCommand(s Streams) *cobra.Command {
+	f := &splitFlags{}
+	cmd := &cobra.Command{
+		Use:     "split [PKG_DIR | -] (-o OUT_DIR | --context NAME --previous OUT_DIR) [--config FILE]",
+		Short:   "Write one ready kpt package per kube context",
+		Long:    splitLong,
+		Example: splitExample,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
 			if len(args) == 1 {
