@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -177,27 +178,12 @@ func share(part, total int64) float64 {
 
 func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
-// HumanBytes renders a size with IEC units and one decimal: "3.4 MiB";
-// below 1 KiB, in bytes: "512 B".
-func HumanBytes(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 && n > -1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, u := float64(n)/1024, 0
-	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, units[u])
-}
-
 // bytesText renders "562 bytes", or "3565158 bytes (3.4 MiB)" from 1 KiB
 // on, with note (a share) added in the parentheses.
 func bytesText(n int64, note string) string {
 	var notes []string
 	if n >= 1024 || n <= -1024 {
-		notes = append(notes, HumanBytes(n))
+		notes = append(notes, output.HumanBytes(n))
 	}
 	if note != "" {
 		notes = append(notes, note)
