@@ -133,7 +133,7 @@ func loadOverridesConfig(s Streams, f *overridesFlags, dir string) (*config.Conf
 	for _, n := range cfg.Notices {
 		fmt.Fprintf(s.Err, "shard-router: warning: %s: %s\n", n.Field, n.Message)
 	}
-	return cfg.Compiled, nil
+	return cfg.Config, nil
 }
 
 // reportChanges compares the config's overrides with --previous.

@@ -183,7 +183,7 @@ func readPrevious(s Streams, src, previous string) (*input.OutDir, *input.Input,
 
 // readWithPrevious is readPrevious, then the input's config, which must be
 // valid (apply; plan reports an invalid config in its plan instead).
-func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Engine, error) {
 	out, in, err := readPrevious(s, src, previous)
 	if err != nil {
 		return nil, nil, nil, err

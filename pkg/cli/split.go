@@ -137,8 +137,8 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
-		return unknownContext(f.context, cfg.Compiled.Names)
+	if f.context != "" && cfg.Config.Index(f.context) < 0 {
+		return unknownContext(f.context, cfg.Config.Names)
 	}
 	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune})
 	if err != nil {
@@ -208,7 +208,7 @@ func configNode(in *input.Input, file string) (*yaml.RNode, error) {
 
 // loadConfig loads --config FILE, else the input's config; its errors are
 // printed to stderr as the function prints them.
-func loadConfig(s Streams, in *input.Input, file string) (*function.Config, error) {
+func loadConfig(s Streams, in *input.Input, file string) (*function.Engine, error) {
 	node, err := configNode(in, file)
 	if err != nil {
 		return nil, err

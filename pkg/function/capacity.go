@@ -26,8 +26,8 @@ type (
 // capacity computes out.Capacity and returns its results: an info result
 // per context and per datastore, and a warning (an error with enforce) per
 // exceeded budget limit.
-func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
-	contexts := c.Compiled.Contexts()
+func (c *Engine) capacity(items []Item, out *Outcome) framework.Results {
+	contexts := c.Config.Contexts()
 	capa := &Capacity{Contexts: make([]ContextCapacity, len(contexts))}
 	stores := make([]map[string]int, len(contexts)) // datastore name -> index
 	for i := range contexts {
@@ -85,7 +85,7 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 	return res
 }
 
-func (c *Config) usageResult(ctx, ds string, u Usage) *framework.Result {
+func (c *Engine) usageResult(ctx, ds string, u Usage) *framework.Result {
 	tags := map[string]string{"context": ctx, "objects": strconv.FormatInt(u.Objects, 10), "bytes": strconv.FormatInt(u.Bytes, 10)}
 	if ds != "" {
 		tags["datastore"] = ds
@@ -96,7 +96,7 @@ func (c *Config) usageResult(ctx, ds string, u Usage) *framework.Result {
 
 // budgetResults checks a usage against its budget and records what it
 // exceeds in b.Exceeded. Exceeding means strictly more than the limit.
-func (c *Config) budgetResults(ctx, ds string, u Usage, b *BudgetStatus) framework.Results {
+func (c *Engine) budgetResults(ctx, ds string, u Usage, b *BudgetStatus) framework.Results {
 	if b == nil {
 		return nil
 	}

@@ -31,16 +31,16 @@ type Options struct {
 // Build routes the input and lays out its context packages as split
 // writes them, behind the mass-deletion guard: when it trips, the layout
 // has an error result and no package.
-func Build(in *input.Input, cfg *function.Config, opts Options) (*split.Layout, error) {
+func Build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, error) {
 	l, err := split.Route(in, cfg, opts.Split)
 	if err != nil {
 		return nil, err
 	}
 	if out := opts.Split.Out; out != nil && l.Placed() {
-		counts := pruneCounts(cfg.Compiled.Names, out, func(ctx int) map[input.ObjKey]bool {
+		counts := pruneCounts(cfg.Config.Names, out, func(ctx int) map[input.ObjKey]bool {
 			return keysOf(l.Items(), l.Routed(ctx))
 		})
-		guard(l, cfg.Compiled.Policy, opts.AllowMassPrune, out, counts)
+		guard(l, cfg.Config.Policy, opts.AllowMassPrune, out, counts)
 	}
 	return l, l.Lay()
 }
@@ -56,7 +56,7 @@ func Build(in *input.Input, cfg *function.Config, opts Options) (*split.Layout, 
 // (input.NotApplied). It returns the layout too, routed once, for apply to
 // write; its Results are the plan's, and the plan's Errors and Warnings are
 // left for the caller to fill from them.
-func Preview(in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {
+func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {
 	out := opts.Split.Out
 	if out != nil && out.Mode() == input.ReadParse {
 		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with input.OpenPrevious")
@@ -70,7 +70,7 @@ func Preview(in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.Spl
 	if l.Outcome() == nil { // the packages could not even be named
 		return doc, l, nil
 	}
-	pv := newComparison(l, cfg.Compiled, out, doc)
+	pv := newComparison(l, cfg.Config, out, doc)
 	if err := pv.settleScanned(); errors.Is(err, input.ErrScanMismatch) {
 		// Never guess: read the previous split again, parsing every file,
 		// and route again, since the previous placement may differ.

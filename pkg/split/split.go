@@ -118,8 +118,8 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // previous datastores), so that a package that was never annotated cannot
 // silently move. The returned error is for failures that are not the
 // input's fault; the input's problems are error results.
-func Route(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
-	layout := &Layout{in: in, cfg: cfg.Compiled, name: opts.PackageName}
+func Route(in *input.Input, cfg *function.Engine, opts Options) (*Layout, error) {
+	layout := &Layout{in: in, cfg: cfg.Config, name: opts.PackageName}
 	if layout.name == "" {
 		layout.name = in.PackageName()
 	}
@@ -129,18 +129,18 @@ func Route(in *input.Input, cfg *function.Config, opts Options) (*Layout, error)
 	}
 	items := in.Items()
 	for i := range items {
-		adoptPrevious(&items[i], cfg.Compiled, opts.Out)
+		adoptPrevious(&items[i], cfg.Config, opts.Out)
 	}
 	out := cfg.Decide(items)
 	layout.out, layout.items = out, items
 	layout.Results = append(layout.Results, out.Results...)
-	layout.checkDropped(cfg.Compiled, opts.Out)
-	layout.checkOverrides(cfg.Compiled, opts.Out)
-	layout.invs = layout.inventories(layout.name, cfg.Compiled)
+	layout.checkDropped(cfg.Config, opts.Out)
+	layout.checkOverrides(cfg.Config, opts.Out)
+	layout.invs = layout.inventories(layout.name, cfg.Config)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
 	}
-	layout.routed = make([][]int, len(cfg.Compiled.Names))
+	layout.routed = make([][]int, len(cfg.Config.Names))
 	for i := range items {
 		d := out.Routing.Decisions[i]
 		if !d.Routed() {

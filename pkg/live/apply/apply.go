@@ -64,7 +64,7 @@ var ErrRefused = errors.New("apply refused; nothing was applied")
 // ApplyReport.Failed); an error means the run could not start (bad
 // kubeconfig, unreadable output directory, ErrRefused with the report's
 // Errors filled).
-func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
+func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.ApplyReport, error) {
 	if opts.Plan.Split.Out == nil {
 		return nil, errors.New("apply needs the output directory")
 	}
@@ -108,7 +108,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Option
 // run is one apply.
 type run struct {
 	opts      Options
-	cfg       *function.Config
+	cfg       *function.Engine
 	log       *progress
 	report    *v1alpha1.ApplyReport
 	splitPlan *v1alpha1.SplitPlan

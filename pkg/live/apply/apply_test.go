@@ -64,7 +64,7 @@ func setup(t *testing.T) (pkg, out string) {
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Config) {
+func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Engine) {
 	t.Helper()
 	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {

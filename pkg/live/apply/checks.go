@@ -103,7 +103,7 @@ func (r *run) checkDependsOn(placed placement) {
 // guardLive is the mass-deletion guard on what each cluster's inventory
 // holds: what kpt live apply really prunes.
 func (r *run) guardLive() {
-	pol := r.cfg.Compiled.Policy
+	pol := r.cfg.Config.Policy
 	for _, t := range r.targets {
 		if t.pkg == nil || !t.live.Found || len(t.live.Objects) == 0 {
 			continue
