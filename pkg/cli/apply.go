@@ -15,6 +15,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/live/apply"
 	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -33,12 +34,7 @@ type applyFlags struct {
 
 var applyFormats = []string{"text", output.JSON}
 
-func newApplyCommand(s Streams) *cobra.Command {
-	f := &applyFlags{}
-	cmd := &cobra.Command{
-		Use:   "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [-o text|json]",
-		Short: "Apply every context package to its cluster, with kpt's own live library",
-		Long: `apply routes and plans a kpt package exactly as plan does, then applies each
+const applyLong = `apply routes and plans a kpt package exactly as plan does, then applies each
 context's package to the cluster of the kubeconfig context of the same name,
 in-process, with kpt's live library: the same ResourceGroup inventory (the one
 split writes), field manager, apply strategy and inventory policy as
@@ -72,8 +68,9 @@ with the objects.
 and no file. Progress goes to stderr, one line per step and context; the report
 (text, or -o json: an ApplyReport, apiVersion shardrouter.dev/v1alpha1) to
 stdout. Exit status: 0 when every context is Applied, Unchanged or Skipped
-(left the config), 1 otherwise.`,
-		Example: `  # Plan in the pull request, apply to roll out.
+(left the config), 1 otherwise.`
+
+const applyExample = `  # Plan in the pull request, apply to roll out.
   shard-router plan my-pkg --previous out -o markdown > plan.md
   shard-router apply my-pkg --out out
 
@@ -81,8 +78,16 @@ stdout. Exit status: 0 when every context is Applied, Unchanged or Skipped
   shard-router apply my-pkg --out out --dry-run
 
   # A CI job: two clusters at a time, a report for the logs.
-  shard-router apply my-pkg --out out --parallel 2 --reconcile-timeout 10m -o json > apply.json`,
-		Args: cobra.MaximumNArgs(1),
+  shard-router apply my-pkg --out out --parallel 2 --reconcile-timeout 10m -o json > apply.json`
+
+func newApplyCommand(s Streams) *cobra.Command {
+	f := &applyFlags{}
+	cmd := &cobra.Command{
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [-o text|json]",
+		Short:   "Apply every context package to its cluster, with kpt's own live library",
+		Long:    applyLong,
+		Example: applyExample,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
 			if len(args) == 1 {
@@ -123,7 +128,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	report, err := apply.Run(ctx, in, cfg, apply.Options{
-		Split:      split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
+		Plan:       plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune},
 		Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
 		DryRun: f.dryRun, Progress: prefixed{s.Err},
 	})

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
@@ -89,6 +87,31 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 	if err := output.Check(f.output, overridesFormats...); err != nil {
 		return err
 	}
+	cfg, err := loadOverridesConfig(s, f, dir)
+	if err != nil {
+		return err
+	}
+	contexts := cfg.Names
+	if f.context != "" {
+		if cfg.Index(f.context) < 0 {
+			return unknownContext(f.context, contexts)
+		}
+		contexts = []string{f.context}
+	}
+	if f.previous != "" {
+		return reportChanges(s, f, cfg, contexts)
+	}
+	text, err := datastore.Values(cfg, contexts, f.output, f.context != "")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(s.Out, text)
+	return err
+}
+
+// loadOverridesConfig loads --config FILE, else PKG_DIR's config, and warns
+// about its notices.
+func loadOverridesConfig(s Streams, f *overridesFlags, dir string) (*config.Config, error) {
 	var node *yaml.RNode
 	var err error
 	if f.config != "" {
@@ -100,75 +123,21 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg, results := function.LoadConfig(node)
 	if len(results) > 0 {
 		printResults(s.Err, results)
-		return errAlreadyReported{errors.New("invalid config")}
+		return nil, errAlreadyReported{errors.New("invalid config")}
 	}
 	for _, n := range cfg.Notices {
 		fmt.Fprintf(s.Err, "shard-router: warning: %s: %s\n", n.Field, n.Message)
 	}
-	t := cfg.Compiled
-	contexts := t.Names
-	if f.context != "" {
-		if t.Index(f.context) < 0 {
-			return unknownContext(f.context, contexts)
-		}
-		contexts = []string{f.context}
-	}
-	if f.previous != "" {
-		return reportChanges(s, f, cfg, contexts)
-	}
-	switch f.output {
-	case "json":
-		values := make([]string, len(contexts))
-		for i, c := range contexts {
-			values[i] = datastore.FormatFlag(datastore.Entries(t, t.Index(c)))
-		}
-		data, err := datastore.FormatJSON(contexts, values)
-		if err != nil {
-			return err
-		}
-		_, err = s.Out.Write(data)
-		return err
-	case "kamaji":
-		var text string
-		all := make([][]datastore.KamajiOverride, len(contexts))
-		var errs []error
-		for i, c := range contexts {
-			all[i], err = datastore.Kamaji(t, t.Index(c))
-			errs = append(errs, err)
-		}
-		if err := errors.Join(errs...); err != nil {
-			return fmt.Errorf("-o kamaji: %w", err)
-		}
-		if f.context != "" {
-			text, err = datastore.KamajiFragment(all[0]).String()
-		} else {
-			text, err = datastore.FormatKamaji(contexts, all)
-		}
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprint(s.Out, text)
-		return err
-	}
-	if f.context != "" {
-		_, err = fmt.Fprintln(s.Out, datastore.FormatFlag(datastore.Entries(t, t.Index(f.context))))
-		return err
-	}
-	for _, c := range contexts {
-		if _, err := fmt.Fprintf(s.Out, "%s\t%s\n", c, datastore.FormatFlag(datastore.Entries(t, t.Index(c)))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return cfg.Config, nil
 }
 
 // reportChanges compares the config's overrides with --previous.
-func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts []string) error {
+func reportChanges(s Streams, f *overridesFlags, cfg *config.Config, contexts []string) error {
 	if f.output == "kamaji" {
 		return errors.New("--previous reports changes: use -o flag (text) or -o json")
 	}
@@ -180,60 +149,22 @@ func reportChanges(s Streams, f *overridesFlags, cfg *function.Config, contexts 
 	if err != nil {
 		return fmt.Errorf("reading --previous %s: %w", f.previous, err)
 	}
-	t := cfg.Compiled
-	if prev.IsBare {
-		switch {
-		case f.context != "":
-		case len(t.Names) == 1:
-			contexts = t.Names
-		default:
-			return fmt.Errorf("--previous %s is one flag value, which names no context: say which with --context", f.previous)
-		}
-		prev.ByContext = map[string][]datastore.Entry{contexts[0]: prev.Bare}
-	}
-	allow := t.Policy.AllowDataStoreChanges
-	reports := []v1alpha1.OverrideChange{}
-	refused := 0
-	for _, c := range contexts {
-		before, ok := prev.ByContext[c]
-		if !ok {
-			fmt.Fprintf(s.Err, "shard-router: context %q is not in --previous %s: nothing to compare (a new cluster has no data to lose)\n", c, f.previous)
-			continue
-		}
-		for _, r := range datastore.Report(c, before, datastore.Entries(t, t.Index(c)), allow) {
-			if r.Severity == framework.Error {
-				refused++
-			}
-			reports = append(reports, r)
-		}
-	}
-	var gone []string
-	for c := range prev.ByContext {
-		if t.Index(c) < 0 {
-			gone = append(gone, c)
-		}
-	}
-	slices.Sort(gone)
-	for _, c := range gone {
-		fmt.Fprintf(s.Err, "shard-router: context %q of --previous is not in the config: not compared\n", c)
-	}
-	doc := &v1alpha1.OverridesChangeReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.OverridesChangeReportKind), Changes: reports}
-	p := output.Printer{Formats: []string{"flag", output.JSON}, Text: map[string]output.Renderer{
-		"flag": func(w io.Writer) error {
-			for _, r := range reports {
-				if _, err := fmt.Fprintln(w, r.Message); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}}
-	if err := p.Print(s.Out, f.output, doc); err != nil {
+	cmp, err := datastore.ComparePrevious(cfg, contexts, prev, f.previous, f.context != "")
+	if err != nil {
 		return err
 	}
-	if refused > 0 {
-		return fmt.Errorf("%d datastore change(s) refused: %s", refused, datastore.RefusedAdvice)
+	for _, msg := range cmp.Skipped {
+		fmt.Fprintf(s.Err, "shard-router: %s\n", msg)
 	}
-	if len(reports) == 0 {
+	p := output.Printer{Formats: []string{"flag", output.JSON}, Text: map[string]output.Renderer{
+		"flag": func(w io.Writer) error { return output.RenderOverrideChanges(w, cmp.Report) }}}
+	if err := p.Print(s.Out, f.output, cmp.Report); err != nil {
+		return err
+	}
+	if cmp.Refused > 0 {
+		return fmt.Errorf("%d datastore change(s) refused: %s", cmp.Refused, datastore.RefusedAdvice)
+	}
+	if len(cmp.Report.Changes) == 0 {
 		fmt.Fprintln(s.Err, "shard-router: no datastore changes")
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -35,12 +36,7 @@ type planFlags struct {
 
 var planFormats = []string{"table", "markdown", output.JSON, output.YAML}
 
-func newPlanCommand(s Streams) *cobra.Command {
-	f := &planFlags{}
-	cmd := &cobra.Command{
-		Use:   "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
-		Short: "Show what every cluster will gain, change and lose before anything is applied",
-		Long: `plan routes a kpt package exactly as split does (same inputs, flags, engine,
+const planLong = `plan routes a kpt package exactly as split does (same inputs, flags, engine,
 refusals and inventories), writes nothing, and compares each context's new
 package with the previous split in OUT_DIR, i.e. what was last applied. It
 prints, per context, what kpt live apply OUT_DIR/<context> --context <context>
@@ -84,16 +80,25 @@ SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
 every case, a refusal (an invalid config included) too; errors also go to
 stderr. Exit status: 1 when split would refuse (any error), else 0; with
 --detailed-exitcode, 2 when there are changes (etcd override changes
-included) and no errors.`,
-		Example: `  # What the next split and apply would do, against the last split.
+included) and no errors.`
+
+const planExample = `  # What the next split and apply would do, against the last split.
   shard-router plan my-pkg --previous out
 
   # A pull-request comment, with diffs; exit 2 when anything changes.
   shard-router plan my-pkg --previous out -o markdown --diff --detailed-exitcode > plan.md
 
   # From a stream.
-  kpt fn source my-pkg | shard-router plan - --previous out -o json`,
-		Args: cobra.MaximumNArgs(1),
+  kpt fn source my-pkg | shard-router plan - --previous out -o json`
+
+func newPlanCommand(s Streams) *cobra.Command {
+	f := &planFlags{}
+	cmd := &cobra.Command{
+		Use:     "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
+		Short:   "Show what every cluster will gain, change and lose before anything is applied",
+		Long:    planLong,
+		Example: planExample,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
 			if len(args) == 1 {
@@ -132,9 +137,13 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	doc, results := v1alpha1.NewSplitPlan(), framework.Results(nil)
 	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
 		results = invalid
-	} else if doc, results, err = split.Preview(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune},
-		split.PreviewOptions{Diff: f.diff}); err != nil {
-		return err
+	} else {
+		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
+		var layout *split.Layout
+		if doc, layout, err = plan.Preview(in, cfg, opts); err != nil {
+			return err
+		}
+		results = layout.Results
 	}
 	for _, r := range results {
 		switch r.Severity {
@@ -174,7 +183,7 @@ func readPrevious(s Streams, src, previous string) (*input.OutDir, *input.Input,
 
 // readWithPrevious is readPrevious, then the input's config, which must be
 // valid (apply; plan reports an invalid config in its plan instead).
-func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Config, error) {
+func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Engine, error) {
 	out, in, err := readPrevious(s, src, previous)
 	if err != nil {
 		return nil, nil, nil, err

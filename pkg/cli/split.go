@@ -14,6 +14,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -33,12 +34,7 @@ type splitFlags struct {
 	allowMassPrune bool
 }
 
-func newSplitCommand(s Streams) *cobra.Command {
-	f := &splitFlags{}
-	cmd := &cobra.Command{
-		Use:   "split [PKG_DIR | -] (-o OUT_DIR | --context NAME --previous OUT_DIR) [--config FILE]",
-		Short: "Write one ready kpt package per kube context",
-		Long: `split routes a kpt package exactly as the function does and writes
+const splitLong = `split routes a kpt package exactly as the function does and writes
 OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
 into each, naming that context alone), a Kptfile, an inventory ResourceGroup
@@ -76,14 +72,23 @@ prunes by that stream as by a directory, so the pipe form needs the previous
 split too: --previous OUT_DIR (or -o OUT_DIR), read only, which must exist
 (for a first apply, an empty directory). With it, moves and the
 mass-deletion guard are checked as in the directory form; without it, split
-refuses and writes nothing to stdout.`,
-		Example: `  # One package per cluster, then apply each to its cluster.
+refuses and writes nothing to stdout.`
+
+const splitExample = `  # One package per cluster, then apply each to its cluster.
   shard-router split my-pkg -o out
   for ctx in $(ls out); do kpt live apply "out/$ctx" --context "$ctx"; done
 
   # The pipe form.
-  kpt fn source my-pkg | shard-router split - --context ctx-00 --previous out | kpt live apply - --context ctx-00`,
-		Args: cobra.MaximumNArgs(1),
+  kpt fn source my-pkg | shard-router split - --context ctx-00 --previous out | kpt live apply - --context ctx-00`
+
+func newSplitCommand(s Streams) *cobra.Command {
+	f := &splitFlags{}
+	cmd := &cobra.Command{
+		Use:     "split [PKG_DIR | -] (-o OUT_DIR | --context NAME --previous OUT_DIR) [--config FILE]",
+		Short:   "Write one ready kpt package per kube context",
+		Long:    splitLong,
+		Example: splitExample,
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src := "."
 			if len(args) == 1 {
@@ -132,10 +137,10 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
-		return unknownContext(f.context, cfg.Compiled.Names)
+	if f.context != "" && cfg.Config.Index(f.context) < 0 {
+		return unknownContext(f.context, cfg.Config.Names)
 	}
-	layout, err := split.Build(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
+	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune})
 	if err != nil {
 		return err
 	}
@@ -203,7 +208,7 @@ func configNode(in *input.Input, file string) (*yaml.RNode, error) {
 
 // loadConfig loads --config FILE, else the input's config; its errors are
 // printed to stderr as the function prints them.
-func loadConfig(s Streams, in *input.Input, file string) (*function.Config, error) {
+func loadConfig(s Streams, in *input.Input, file string) (*function.Engine, error) {
 	node, err := configNode(in, file)
 	if err != nil {
 		return nil, err

@@ -32,12 +32,7 @@ type statusFlags struct {
 
 var statusFormats = []string{"table", "markdown", output.JSON, output.YAML}
 
-func newStatusCommand(s Streams) *cobra.Command {
-	f := &statusFlags{}
-	cmd := &cobra.Command{
-		Use:   "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
-		Short: "Show every cluster's health and drift against what was applied",
-		Long: `status reads each context package of OUT_DIR (a split's output, as applied
+const statusLong = `status reads each context package of OUT_DIR (a split's output, as applied
 with kpt live apply or shard-router apply), the context's live ResourceGroup
 inventory, and every object of either from the cluster of the kube context of
 the same name, and reports per object:
@@ -70,8 +65,9 @@ yaml (a FleetStatus, apiVersion shardrouter.dev/v1alpha1).
 
 Exit status: 1 when a context is unreachable or could not be read in full;
 else 0, or with --detailed-exitcode 2 when any object is drifted, not
-Current, extra or not applied, or an inventory is missing.`,
-		Example: `  # Every context of the split output, against the clusters of ~/.kube/config.
+Current, extra or not applied, or an inventory is missing.`
+
+const statusExample = `  # Every context of the split output, against the clusters of ~/.kube/config.
   shard-router status out
 
   # Two contexts, for a script: exit 2 when anything needs attention.
@@ -79,8 +75,16 @@ Current, extra or not applied, or an inventory is missing.`,
 
   # For an incident channel; the drifted objects with jq.
   shard-router status out -o markdown > status.md
-  shard-router status out -o json | jq '.contexts[].objects[] | select(.drift != false)'`,
-		Args: cobra.ExactArgs(1),
+  shard-router status out -o json | jq '.contexts[].objects[] | select(.drift != false)'`
+
+func newStatusCommand(s Streams) *cobra.Command {
+	f := &statusFlags{}
+	cmd := &cobra.Command{
+		Use:     "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
+		Short:   "Show every cluster's health and drift against what was applied",
+		Long:    statusLong,
+		Example: statusExample,
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runStatus(cmd.Context(), s, f, args[0])
 		},

@@ -21,8 +21,8 @@ import (
 
 // Config is a ShardConfig, validated and compiled.
 type Config struct {
-	// Spec is the validated ShardConfig it was compiled from.
-	Spec *v1alpha1.ShardConfig
+	// Source is the validated ShardConfig it was compiled from.
+	Source *v1alpha1.ShardConfig
 	// Names are the context names in declaration order; contexts are
 	// referred to by their position in it.
 	Names []string
@@ -56,7 +56,7 @@ type Policy struct {
 }
 
 // Contexts are spec.contexts, in declaration order.
-func (c *Config) Contexts() []v1alpha1.Context { return c.Spec.Spec.Contexts }
+func (c *Config) Contexts() []v1alpha1.Context { return c.Source.Spec.Contexts }
 
 // Placement is spec.placement, compiled.
 type Placement struct {
@@ -115,7 +115,7 @@ func Compile(cfg *v1alpha1.ShardConfig) (*Config, []Notice, field.ErrorList) {
 	spec := &cfg.Spec
 	n := len(spec.Contexts)
 	c := &Config{
-		Spec:               cfg,
+		Source:             cfg,
 		Names:              make([]string, n),
 		index:              make(map[string]int, n),
 		NamespaceSelectors: make([]labels.Selector, n),

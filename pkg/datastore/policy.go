@@ -40,24 +40,23 @@ type StoreChange struct {
 
 // Changes is the one detection of datastore changes that function mode and
 // plan share: for an object of apiVersion/kind routed to contexts (indexes
-// into c.Names), each context where its datastore annotation (annotation,
-// read against the previous contexts, see ParseAnnotation) names another
-// datastore than Assign does now, judged by Judge with c's policy. An
-// annotation that does not parse is the error.
-func Changes(c *config.Config, apiVersion, kind, annotation string, previous []string, contexts []int) ([]StoreChange, error) {
+// into c.Names) where Assign gave it the datastores now (one per context),
+// each context where its datastore annotation (annotation, read against the
+// previous contexts, see ParseAnnotation) names another datastore, judged
+// by Judge with c's policy. An annotation that does not parse is the error.
+func Changes(c *config.Config, apiVersion, kind, annotation string, previous []string, contexts []int, now []string) ([]StoreChange, error) {
 	old, err := ParseAnnotation(annotation, previous)
 	if err != nil {
 		return nil, err
 	}
 	var out []StoreChange
-	for _, ctx := range contexts {
+	for k, ctx := range contexts {
 		name := c.Names[ctx]
 		was, ok := old[name]
-		now := Assign(c, ctx, apiVersion, kind)
-		if !ok || was == now {
+		if !ok || was == now[k] {
 			continue
 		}
-		out = append(out, StoreChange{Context: name, From: was, To: now,
+		out = append(out, StoreChange{Context: name, From: was, To: now[k],
 			Verdict: Judge(Ephemeral(c, apiVersion, kind), c.Policy.AllowDataStoreChanges)})
 	}
 	return out, nil

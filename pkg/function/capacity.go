@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -26,8 +26,8 @@ type (
 // capacity computes out.Capacity and returns its results: an info result
 // per context and per datastore, and a warning (an error with enforce) per
 // exceeded budget limit.
-func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
-	contexts := c.Compiled.Contexts()
+func (c *Engine) capacity(items []Item, out *Outcome) framework.Results {
+	contexts := c.Config.Contexts()
 	capa := &Capacity{Contexts: make([]ContextCapacity, len(contexts))}
 	stores := make([]map[string]int, len(contexts)) // datastore name -> index
 	for i := range contexts {
@@ -55,9 +55,9 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 		}
 		it := &items[i]
 		size := it.Size + labelSize(it, d.Label)
-		for _, ctx := range d.Contexts {
+		for k, ctx := range d.Contexts {
 			cc := &capa.Contexts[ctx]
-			ds := &cc.DataStores[stores[ctx][datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)]]
+			ds := &cc.DataStores[stores[ctx][out.Stores[i][k]]]
 			cc.Objects++
 			cc.Bytes += size
 			ds.Objects++
@@ -85,7 +85,7 @@ func (c *Config) capacity(items []Item, out *Outcome) framework.Results {
 	return res
 }
 
-func (c *Config) usageResult(ctx, ds string, u Usage) *framework.Result {
+func (c *Engine) usageResult(ctx, ds string, u Usage) *framework.Result {
 	tags := map[string]string{"context": ctx, "objects": strconv.FormatInt(u.Objects, 10), "bytes": strconv.FormatInt(u.Bytes, 10)}
 	if ds != "" {
 		tags["datastore"] = ds
@@ -96,7 +96,7 @@ func (c *Config) usageResult(ctx, ds string, u Usage) *framework.Result {
 
 // budgetResults checks a usage against its budget and records what it
 // exceeds in b.Exceeded. Exceeding means strictly more than the limit.
-func (c *Config) budgetResults(ctx, ds string, u Usage, b *BudgetStatus) framework.Results {
+func (c *Engine) budgetResults(ctx, ds string, u Usage, b *BudgetStatus) framework.Results {
 	if b == nil {
 		return nil
 	}
@@ -178,27 +178,12 @@ func share(part, total int64) float64 {
 
 func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
-// HumanBytes renders a size with IEC units and one decimal: "3.4 MiB";
-// below 1 KiB, in bytes: "512 B".
-func HumanBytes(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 && n > -1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, u := float64(n)/1024, 0
-	for (v >= 1024 || v <= -1024) && u < len(units)-1 {
-		v /= 1024
-		u++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, units[u])
-}
-
 // bytesText renders "562 bytes", or "3565158 bytes (3.4 MiB)" from 1 KiB
 // on, with note (a share) added in the parentheses.
 func bytesText(n int64, note string) string {
 	var notes []string
 	if n >= 1024 || n <= -1024 {
-		notes = append(notes, HumanBytes(n))
+		notes = append(notes, output.HumanBytes(n))
 	}
 	if note != "" {
 		notes = append(notes, note)

@@ -142,23 +142,6 @@ func TestCapacityInfoResults(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int64]string{
-		0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB",
-		3565158: "3.4 MiB", 1 << 30: "1.0 GiB", 1<<62 + 1<<61: "6.0 EiB",
-	} {
-		if got := HumanBytes(n); got != want {
-			t.Errorf("HumanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-	if got, want := bytesText(3565158, "47.1%"), "3565158 bytes (3.4 MiB, 47.1%)"; got != want {
-		t.Errorf("bytesText = %q, want %q", got, want)
-	}
-	if got, want := bytesText(562, ""), "562 bytes"; got != want {
-		t.Errorf("bytesText = %q, want %q", got, want)
-	}
-}
-
 const capPlacementConfig = `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata: {name: shards}
@@ -264,4 +247,13 @@ functionConfig:
 func capIndent(s, prefix string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return prefix + strings.Join(lines, "\n"+prefix) + "\n"
+}
+
+func TestBytesText(t *testing.T) {
+	if got, want := bytesText(3565158, "47.1%"), "3565158 bytes (3.4 MiB, 47.1%)"; got != want {
+		t.Errorf("bytesText = %q, want %q", got, want)
+	}
+	if got, want := bytesText(562, ""), "562 bytes"; got != want {
+		t.Errorf("bytesText = %q, want %q", got, want)
+	}
 }

@@ -14,12 +14,14 @@ import (
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
-// Config is a loaded and compiled function config.
-type Config struct {
-	// Compiled is the one compiled config that routing, datastores and
+// Engine is what routes a package: a function config, loaded and
+// compiled, with its router (config.Config is the compiled ShardConfig
+// alone).
+type Engine struct {
+	// Config is the one compiled config that routing, datastores and
 	// every command read.
-	Compiled *config.Config
-	Router   *route.Router
+	Config *config.Config
+	Router *route.Router
 	// Notices are warnings about the config itself.
 	Notices []config.Notice
 	// Ref and File identify the config node, for results.
@@ -29,8 +31,8 @@ type Config struct {
 
 // LoadConfig loads, validates and compiles a function config node. On error
 // it returns error results that name the config's file and field.
-func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
-	c := &Config{}
+func LoadConfig(node *yaml.RNode) (*Engine, framework.Results) {
+	c := &Engine{}
 	if node != nil && !node.IsNilOrEmpty() && node.YNode().Kind == yaml.MappingNode {
 		it := ItemOf(node)
 		c.Ref = &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: it.APIVersion, Kind: it.Kind},
@@ -43,7 +45,7 @@ func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
 	if len(errs) > 0 {
 		return nil, c.fieldResults(errs)
 	}
-	c.Compiled, c.Notices = compiled, notices
+	c.Config, c.Notices = compiled, notices
 	c.Router = route.New(compiled)
 	if c.Ref != nil {
 		c.Router.WithConfigRef(route.Ref{APIVersion: c.Ref.APIVersion, Kind: c.Ref.Kind, Namespace: c.Ref.Namespace, Name: c.Ref.Name})
@@ -51,7 +53,7 @@ func LoadConfig(node *yaml.RNode) (*Config, framework.Results) {
 	return c, nil
 }
 
-func (c *Config) fieldResults(errs field.ErrorList) framework.Results {
+func (c *Engine) fieldResults(errs field.ErrorList) framework.Results {
 	var out framework.Results
 	for _, e := range errs {
 		// e.Error() would print a nil path as "<nil>: ".
@@ -76,19 +78,38 @@ type Outcome struct {
 	// item that is not routed).
 	Contexts, DataStores []string
 	Results              framework.Results
+	// Stores[i][k] is the datastore of routed item i in its k-th context
+	// (Routing.Decisions[i].Contexts[k]): datastore.Assign, run once per
+	// object and context, for every reader.
+	Stores [][]string
+	// StoreChanges[i] are routed item i's datastore changes
+	// (datastore.Changes), for the plan.
+	StoreChanges [][]datastore.StoreChange
 	// Capacity is what each context and datastore would hold.
 	Capacity *Capacity
 }
 
+// StoreIn is the datastore of routed item i in context ctx; ok is false
+// when the item does not go there.
+func (o *Outcome) StoreIn(i, ctx int) (string, bool) {
+	for k, c := range o.Routing.Decisions[i].Contexts {
+		if c == ctx && o.Stores[i] != nil {
+			return o.Stores[i][k], true
+		}
+	}
+	return "", false
+}
+
 // Decide routes the items and assigns their datastores. It never changes
 // the items; Apply does.
-func (c *Config) Decide(items []Item) *Outcome {
+func (c *Engine) Decide(items []Item) *Outcome {
 	objs := make([]route.Object, len(items))
 	for i := range items {
 		objs[i] = items[i].Object
 	}
 	routing := c.Router.Route(objs)
-	out := &Outcome{Routing: routing, Contexts: make([]string, len(items)), DataStores: make([]string, len(items))}
+	out := &Outcome{Routing: routing, Contexts: make([]string, len(items)), DataStores: make([]string, len(items)),
+		Stores: make([][]string, len(items)), StoreChanges: make([][]datastore.StoreChange, len(items))}
 	for _, n := range c.Notices {
 		out.Results = append(out.Results, &framework.Result{Severity: framework.Warning, ResourceRef: c.Ref, File: c.File,
 			Field: &framework.Field{Path: n.Field}, Message: "function config: " + n.Message})
@@ -106,13 +127,13 @@ func (c *Config) Decide(items []Item) *Outcome {
 			continue
 		}
 		it := &items[i]
-		names := c.Compiled.NamesOf(d.Contexts)
+		names := c.Config.NamesOf(d.Contexts)
 		stores := make([]string, len(d.Contexts))
 		for k, ctx := range d.Contexts {
-			stores[k] = datastore.Assign(c.Compiled, ctx, it.APIVersion, it.Kind)
+			stores[k] = datastore.Assign(c.Config, ctx, it.APIVersion, it.Kind)
 		}
 		out.Contexts[i] = strings.Join(names, ",")
-		out.DataStores[i] = datastore.FormatAnnotation(names, stores)
+		out.DataStores[i], out.Stores[i] = datastore.FormatAnnotation(names, stores), stores
 		c.checkDataStoreChange(out, changes, i, it, d.Contexts)
 	}
 	out.Results = append(out.Results, changes.results(items)...)
@@ -128,15 +149,16 @@ func (c *Config) Decide(items []Item) *Outcome {
 // already lives somewhere: kube-apiserver never migrates data when
 // --etcd-servers-overrides changes, so the objects would vanish from the API.
 // The changes are collected, so that each cause is reported once.
-func (c *Config) checkDataStoreChange(out *Outcome, changes *storeChanges, i int, it *Item, contexts []int) {
+func (c *Engine) checkDataStoreChange(out *Outcome, changes *storeChanges, i int, it *Item, contexts []int) {
 	if !it.HasDataStore || !it.HasPrevious {
 		return
 	}
-	chs, err := datastore.Changes(c.Compiled, it.APIVersion, it.Kind, it.DataStore, it.Previous, contexts)
+	chs, err := datastore.Changes(c.Config, it.APIVersion, it.Kind, it.DataStore, it.Previous, contexts, out.Stores[i])
 	if err != nil {
 		out.Results = append(out.Results, itemResult(it, framework.Error, dataStoreField, fmt.Sprintf("%s: cannot read its %s annotation: %v", it.Describe(), v1alpha1.DataStoreAnnotation, err)))
 		return
 	}
+	out.StoreChanges[i] = chs
 	for _, ch := range chs {
 		changes.add(storeChange{group: it.Group(), kind: it.Kind, context: ch.Context, from: ch.From, to: ch.To, verdict: ch.Verdict}, i)
 	}

@@ -14,7 +14,7 @@ import (
 
 // placedNamespaces reports each Namespace that spec.placement placed, so that a
 // new placement is visible in review before it becomes sticky.
-func (c *Config) placedNamespaces(items []Item, out *Outcome) framework.Results {
+func (c *Engine) placedNamespaces(items []Item, out *Outcome) framework.Results {
 	var res framework.Results
 	for i, d := range out.Routing.Decisions {
 		if d.Reason != route.Placed {
@@ -22,7 +22,7 @@ func (c *Config) placedNamespaces(items []Item, out *Outcome) framework.Results 
 		}
 		it := &items[i]
 		msg := fmt.Sprintf("%s placed on context %q by spec.placement (%s); the context annotation keeps it there",
-			it.Describe(), out.Contexts[i], c.Compiled.Placement.Strategy)
+			it.Describe(), out.Contexts[i], c.Config.Placement.Strategy)
 		if d.Label != nil {
 			msg += fmt.Sprintf(", and the label %s=%s records it", d.Label.Key, d.Label.Value)
 		}

@@ -116,6 +116,11 @@ type ObjKey struct{ Group, Kind, Namespace, Name string }
 // KeyOf is the object's key.
 func KeyOf(o *route.Object) ObjKey { return ObjKey{o.Group(), o.Kind, o.Namespace, o.Name} }
 
+// Ref is the object's reference in plans and reports.
+func (k ObjKey) Ref() v1alpha1.ObjectRef {
+	return v1alpha1.ObjectRef{Group: k.Group, Kind: k.Kind, Namespace: k.Namespace, Name: k.Name}
+}
+
 // OpenOutDir inspects an output directory. It must be absent, empty, or
 // written by a previous split; every file in the context directories that
 // split listed must be one it wrote (a regular file, never a symlink), since

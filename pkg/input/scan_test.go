@@ -16,6 +16,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -147,7 +148,7 @@ func splitInto(in *input.Input, od *input.OutDir) error {
 	if len(results) > 0 {
 		return results
 	}
-	layout, err := split.Build(in, cfg, split.Options{Out: od, PackageName: "gen"})
+	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{Out: od, PackageName: "gen"}})
 	if err != nil {
 		return err
 	}

@@ -59,3 +59,14 @@ func joinNames(names []string) string {
 	}
 	return s
 }
+
+// RenderOverrideChanges renders `overrides --previous` as text: one
+// change a line.
+func RenderOverrideChanges(w io.Writer, r *v1alpha1.OverridesChangeReport) error {
+	for _, c := range r.Changes {
+		if _, err := fmt.Fprintln(w, c.Message); err != nil {
+			return err
+		}
+	}
+	return nil
+}

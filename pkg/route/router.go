@@ -67,7 +67,7 @@ type Ref struct{ APIVersion, Kind, Namespace, Name string }
 
 // New returns the router of a compiled config.
 func New(cfg *config.Config) *Router {
-	s := cfg.Spec
+	s := cfg.Source
 	return &Router{cfg: cfg, ref: Ref{APIVersion: s.APIVersion, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}}
 }
 

@@ -39,13 +39,10 @@ type Options struct {
 	// Out is the output directory; its previous split counts as the old
 	// placement of resources. Nil when there is none.
 	Out *input.OutDir
-	// AllowMassPrune turns the mass-deletion guard's refusal into a
-	// warning, as spec.allowMassPrune does.
-	AllowMassPrune bool
 }
 
 // Layout is the input laid out as one package per context, ready to be
-// written (Write) or compared with the previous split (Preview).
+// written (Write) or compared with the previous split (package plan).
 type Layout struct {
 	// Results are the function's results plus split's own; on any error
 	// the plan must not be written.
@@ -62,11 +59,15 @@ type Layout struct {
 	in  *input.Input
 	out *function.Outcome
 	// items are the routing facts, with the previous split's placement
-	// adopted; guarded is set once the mass-deletion guard ran.
-	items   []function.Item
-	guarded bool
+	// adopted.
+	items []function.Item
 	// cfg names the contexts and assigns the datastores.
 	cfg *config.Config
+	// name is the packages' name; invs and routed (input indexes) are per
+	// context of the config, for Lay.
+	name   string
+	invs   []v1alpha1.Inventory
+	routed [][]int
 }
 
 // Package is one context's package.
@@ -109,39 +110,37 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 	return nil, false
 }
 
-// Build routes the input with cfg exactly as function mode does, and lays
-// out the context packages. A resource with no context annotation takes
-// the contexts whose previous output held it as its previous placement
-// (and their datastores as its previous datastores), so that a package that
-// was never annotated cannot silently move. The returned error is for
-// failures that are not the input's fault; the input's problems are error
-// results, and then Packages is empty.
-func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
-	layout := &Layout{in: in, cfg: cfg.Compiled}
-	name := opts.PackageName
-	if name == "" {
-		name = in.PackageName()
+// Route routes the input with cfg exactly as function mode does, and
+// places each resource in its contexts' packages; Lay then lays the
+// packages out (package plan runs the mass-deletion guard in between). A
+// resource with no context annotation takes the contexts whose previous
+// output held it as its previous placement (and their datastores as its
+// previous datastores), so that a package that was never annotated cannot
+// silently move. The returned error is for failures that are not the
+// input's fault; the input's problems are error results.
+func Route(in *input.Input, cfg *function.Engine, opts Options) (*Layout, error) {
+	layout := &Layout{in: in, cfg: cfg.Config, name: opts.PackageName}
+	if layout.name == "" {
+		layout.name = in.PackageName()
 	}
-	if name == "" {
+	if layout.name == "" {
 		layout.errorf("", "cannot name the context packages: the input has no Kptfile; give a package name with --name")
 		return layout, nil
 	}
 	items := in.Items()
 	for i := range items {
-		adoptPrevious(&items[i], cfg.Compiled, opts.Out)
+		adoptPrevious(&items[i], cfg.Config, opts.Out)
 	}
 	out := cfg.Decide(items)
 	layout.out, layout.items = out, items
 	layout.Results = append(layout.Results, out.Results...)
-	layout.checkDropped(cfg.Compiled, opts.Out)
-	layout.checkOverrides(cfg.Compiled, opts.Out)
-	invs := layout.inventories(name, cfg.Compiled)
+	layout.checkDropped(cfg.Config, opts.Out)
+	layout.checkOverrides(cfg.Config, opts.Out)
+	layout.invs = layout.inventories(layout.name, cfg.Config)
 	if layout.Results.ExitCode() != 0 {
 		return layout, nil
 	}
-
-	names := cfg.Compiled.Names
-	perCtx := make([][]int, len(names))
+	layout.routed = make([][]int, len(cfg.Config.Names))
 	for i := range items {
 		d := out.Routing.Decisions[i]
 		if !d.Routed() {
@@ -154,36 +153,56 @@ func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error)
 			continue
 		}
 		for _, ctx := range d.Contexts {
-			perCtx[ctx] = append(perCtx[ctx], i)
+			layout.routed[ctx] = append(layout.routed[ctx], i)
 		}
 	}
-	if opts.Out != nil {
-		layout.checkMassPrune(cfg.Compiled.Policy, opts.AllowMassPrune, opts.Out, pruneCounts(names, opts.Out, func(ctx int) map[input.ObjKey]bool {
-			keys := make(map[input.ObjKey]bool, len(perCtx[ctx]))
-			for _, i := range perCtx[ctx] {
-				keys[input.KeyOf(&items[i].Object)] = true
-			}
-			return keys
-		}))
-	}
-	if layout.Results.ExitCode() != 0 {
-		return layout, nil
-	}
-	for ctx, routed := range perCtx {
-		pkg, err := layout.build(names[ctx], name, invs[ctx], routed)
-		if err != nil {
-			return nil, err
-		}
-		if pkg != nil {
-			layout.Packages = append(layout.Packages, pkg)
-		}
-	}
-	if layout.Results.ExitCode() != 0 {
-		layout.Packages = nil
-	}
-	layout.share()
 	return layout, nil
 }
+
+// Lay lays out the context packages of a routed input without errors; with
+// errors, Packages stays empty.
+func (p *Layout) Lay() error {
+	if p.Results.ExitCode() != 0 {
+		return nil
+	}
+	for ctx, routed := range p.routed {
+		pkg, err := p.build(p.cfg.Names[ctx], p.name, p.invs[ctx], routed)
+		if err != nil {
+			return err
+		}
+		if pkg != nil {
+			p.Packages = append(p.Packages, pkg)
+		}
+	}
+	if p.Results.ExitCode() != 0 {
+		p.Packages = nil
+	}
+	p.share()
+	return nil
+}
+
+// Placed reports whether Route got to placing the resources in their
+// packages (it stops earlier at errors of the config or of routing).
+func (p *Layout) Placed() bool { return p.routed != nil }
+
+// Routed are the input indexes that context ctx's package holds.
+func (p *Layout) Routed(ctx int) []int { return p.routed[ctx] }
+
+// Input is the routed input.
+func (p *Layout) Input() *input.Input { return p.in }
+
+// Outcome is the routing; nil when the packages could not be named.
+func (p *Layout) Outcome() *function.Outcome { return p.out }
+
+// Items are the routing facts, the previous split's placement adopted.
+func (p *Layout) Items() []function.Item { return p.items }
+
+// Prepare returns resource i as context ctx's package holds it.
+func (p *Layout) Prepare(i, ctx int) (*yaml.RNode, error) { return p.prepare(i, ctx) }
+
+// StoreIn is routed item i's datastore in context ctx; ok is false when
+// the item does not go there.
+func (p *Layout) StoreIn(i, ctx int) (string, bool) { return p.storeIn(i, ctx) }
 
 // prepare returns resource i as context ctx's package holds it: a copy,
 // annotated with that context and its datastore there (never the other
@@ -194,9 +213,8 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.out != nil && p.out.Routing.Decisions[i].Routed() {
-		it := &p.items[i]
-		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)); err != nil {
+	if ds, ok := p.storeIn(i, ctx); ok {
+		if err := p.out.ApplyItemIn(i, n, p.cfg.Names[ctx], ds); err != nil {
 			return nil, fmt.Errorf("annotating %s: %w", input.DescribeNode(n), err)
 		}
 	}
@@ -207,6 +225,14 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 		}
 	}
 	return n, nil
+}
+
+// storeIn is routed item i's datastore in context ctx.
+func (p *Layout) storeIn(i, ctx int) (string, bool) {
+	if p.out == nil || !p.out.Routing.Decisions[i].Routed() {
+		return "", false
+	}
+	return p.out.StoreIn(i, ctx)
 }
 
 // describe names resource i and its file for messages.
@@ -427,6 +453,30 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 	}
 	return pkg, nil
 }
+
+// ResourceFiles are the package's files of resources: per file, its path
+// and index, and the input indexes it holds, in file order.
+func (pkg *Package) ResourceFiles() []ResourceFile {
+	var out []ResourceFile
+	for k, f := range pkg.files {
+		if f.items != nil {
+			out = append(out, ResourceFile{Path: f.path, Index: k, Items: f.items})
+		}
+	}
+	return out
+}
+
+// ResourceFile is a file of a package's resources.
+type ResourceFile struct {
+	Path string
+	// Index is the file's index, for Render.
+	Index int
+	// Items are input indexes.
+	Items []int
+}
+
+// Render encodes file k of the package as Write writes it.
+func (pkg *Package) Render(k int) ([]byte, error) { return pkg.render(k) }
 
 // Files renders every file of the package, sorted by path.
 func (pkg *Package) Files() ([]File, error) {

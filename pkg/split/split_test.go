@@ -191,9 +191,12 @@ func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*
 	}
 	o := Options{Out: od}
 	if opts != nil {
-		o.PackageName, o.AllowMassPrune = opts.PackageName, opts.AllowMassPrune
+		o.PackageName = opts.PackageName
 	}
-	plan, err := Build(in, cfg, o)
+	plan, err := Route(in, cfg, o)
+	if err == nil {
+		err = plan.Lay() // without package plan's mass-deletion guard (tested there)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -834,4 +837,13 @@ func mustFiles(t *testing.T, pkg *Package) []File {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// splitBase writes the base package and splits it to a fresh output.
+func splitBase(t *testing.T) (pkg, out string) {
+	t.Helper()
+	pkg, out = t.TempDir(), filepath.Join(t.TempDir(), "out")
+	writeTree(t, pkg, basePackage())
+	mustSplit(t, pkg, out)
+	return pkg, out
 }

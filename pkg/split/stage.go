@@ -216,7 +216,7 @@ func (pkg *Package) Objects() []v1alpha1.ObjectRef {
 	var refs []v1alpha1.ObjectRef
 	for _, f := range pkg.files {
 		for _, i := range f.items {
-			refs = append(refs, refOf(input.KeyOf(&pkg.layout.items[i].Object)))
+			refs = append(refs, input.KeyOf(&pkg.layout.items[i].Object).Ref())
 		}
 	}
 	return refs

@@ -10,7 +10,6 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/datastore"
 )
 
 // A file that several contexts hold with the same resources (broadcast
@@ -82,8 +81,7 @@ func (pkg *Package) renderShared(f *plannedFile) (data []byte, ok bool, err erro
 func (p *Layout) fileDataStore(f *plannedFile, ctx int) (string, bool) {
 	ds := ""
 	for k, i := range f.items {
-		it := &p.items[i]
-		d := datastore.Assign(p.cfg, ctx, it.APIVersion, it.Kind)
+		d, _ := p.out.StoreIn(i, ctx)
 		if k > 0 && d != ds {
 			return "", false
 		}
@@ -139,7 +137,6 @@ func (p *Layout) templatable(i int, n *yaml.RNode) bool {
 	if annos.Kind != yaml.MappingNode || annos.Anchor != "" || yamlio.HasMergeKey(annos) {
 		return false
 	}
-	it := &p.items[i]
 	for k := 0; k+1 < len(annos.Content); k += 2 {
 		key, v := annos.Content[k].Value, annos.Content[k+1]
 		if v.Kind != yaml.ScalarNode || v.Anchor != "" {
@@ -148,10 +145,10 @@ func (p *Layout) templatable(i int, n *yaml.RNode) bool {
 		if key != v1alpha1.ContextAnnotation && key != v1alpha1.DataStoreAnnotation {
 			continue
 		}
-		for _, c := range d.Contexts {
+		for n, c := range d.Contexts {
 			want := p.cfg.Names[c]
 			if key == v1alpha1.DataStoreAnnotation {
-				want = datastore.Assign(p.cfg, c, it.APIVersion, it.Kind)
+				want = p.out.Stores[i][n]
 			}
 			if v.Value == want && (v.Style != yaml.SingleQuotedStyle || v.HeadComment+v.LineComment+v.FootComment != "") {
 				return false

@@ -70,6 +70,35 @@ func Write(d *input.OutDir, plan *Layout) error {
 		return errors.New("the split has errors; nothing written")
 	}
 	previous := d.Contexts()
+	if err := checkTargets(d, plan, previous); err != nil {
+		return err
+	}
+	if err := openForWrite(d); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeMarker(tmp, nil, nil); err != nil {
+		return err
+	}
+	staged, old := filepath.Join(tmp, "new"), filepath.Join(tmp, "old")
+	for _, dir := range []string{staged, old} {
+		if err := os.Mkdir(dir, dirMode); err != nil {
+			return err
+		}
+	}
+	if err := stage(staged, plan.Packages); err != nil {
+		return err
+	}
+	return swapAll(d, plan, previous, staged, old)
+}
+
+// checkTargets refuses a context directory that exists but that split did
+// not write.
+func checkTargets(d *input.OutDir, plan *Layout, previous []string) error {
 	for _, pkg := range plan.Packages {
 		target := filepath.Join(d.Path, pkg.Context)
 		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
@@ -77,6 +106,12 @@ func Write(d *input.OutDir, plan *Layout) error {
 				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
 		}
 	}
+	return nil
+}
+
+// openForWrite creates and marks the output directory, and restores what
+// an interrupted run left.
+func openForWrite(d *input.OutDir) error {
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return err
 	}
@@ -88,28 +123,12 @@ func Write(d *input.OutDir, plan *Layout) error {
 		}
 		d.Marked = true
 	}
-	if err := recoverStale(d); err != nil {
-		return err
-	}
-	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := writeMarker(tmp, nil, nil); err != nil {
-		return err
-	}
-	staged := filepath.Join(tmp, "new")
-	old := filepath.Join(tmp, "old")
-	for _, dir := range []string{staged, old} {
-		if err := os.Mkdir(dir, dirMode); err != nil {
-			return err
-		}
-	}
-	if err := stage(staged, plan.Packages); err != nil {
-		return err
-	}
+	return recoverStale(d)
+}
 
+// swapAll swaps the staged context directories in, moves those of dropped
+// contexts to old, and lists the new contexts in the marker.
+func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old string) error {
 	// List old and new contexts while swapping, so an interrupted run
 	// leaves every directory it touched listed as split's.
 	var current []string

@@ -35,6 +35,17 @@ type CapacityReport struct {
 	Results framework.Results `json:"results"`
 }
 
+// Count counts the results of one severity.
+func (r *CapacityReport) Count(sev framework.Severity) int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Severity == sev {
+			n++
+		}
+	}
+	return n
+}
+
 // PlacedNamespace is one Namespace placed by spec.placement.
 type PlacedNamespace struct {
 	Namespace string `json:"namespace"`

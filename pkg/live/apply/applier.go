@@ -139,7 +139,6 @@ func (c *collector) fail(id object.ObjMetadata, what string, err error) {
 }
 
 func (c *collector) event(e event.Event) {
-	rep := &c.t.report
 	switch e.Type {
 	case event.ErrorType:
 		c.errs = append(c.errs, e.ErrorEvent.Err.Error())
@@ -153,18 +152,7 @@ func (c *collector) event(e event.Event) {
 	case event.ActionGroupType:
 		c.actionGroup(e.ActionGroupEvent)
 	case event.ApplyType:
-		ae := e.ApplyEvent
-		switch ae.Status {
-		case event.ApplySuccessful:
-			rep.Applied++
-			if !c.r.opts.DryRun {
-				c.pending[ae.Identifier] = true
-			}
-		case event.ApplyFailed:
-			c.fail(ae.Identifier, "apply failed", ae.Error)
-		case event.ApplySkipped:
-			c.fail(ae.Identifier, "apply skipped", ae.Error)
-		}
+		c.applyEvent(e.ApplyEvent)
 	case event.StatusType:
 		if s := e.StatusEvent.PollResourceInfo; s != nil {
 			msg := s.Status.String()
@@ -174,34 +162,58 @@ func (c *collector) event(e event.Event) {
 			c.status[e.StatusEvent.Identifier] = msg
 		}
 	case event.WaitType:
-		we := e.WaitEvent
-		if we.Status != event.ReconcilePending {
-			delete(c.pending, we.Identifier)
-		}
-		switch we.Status {
-		case event.ReconcileSuccessful:
-			rep.Reconciled++
-		case event.ReconcileTimeout:
-			c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
-		case event.ReconcileFailed:
-			c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
-		}
+		c.waitEvent(e.WaitEvent)
 	case event.PruneType:
-		pe := e.PruneEvent
-		switch pe.Status {
-		case event.PruneSuccessful:
-			rep.Pruned++
-			rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
-			c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
-		case event.PruneFailed:
-			c.fail(pe.Identifier, "prune failed", pe.Error)
-		case event.PruneSkipped:
-			why := "kept"
-			if pe.Error != nil {
-				why = pe.Error.Error()
-			}
-			c.r.log.printf(c.t.name, "prune of %s skipped: %s", describe(pe.Identifier), why)
+		c.pruneEvent(e.PruneEvent)
+	}
+}
+
+// applyEvent counts an applied object, pending until reconciled.
+func (c *collector) applyEvent(ae event.ApplyEvent) {
+	switch ae.Status {
+	case event.ApplySuccessful:
+		c.t.report.Applied++
+		if !c.r.opts.DryRun {
+			c.pending[ae.Identifier] = true
 		}
+	case event.ApplyFailed:
+		c.fail(ae.Identifier, "apply failed", ae.Error)
+	case event.ApplySkipped:
+		c.fail(ae.Identifier, "apply skipped", ae.Error)
+	}
+}
+
+// waitEvent settles a pending object: reconciled, or failed.
+func (c *collector) waitEvent(we event.WaitEvent) {
+	if we.Status != event.ReconcilePending {
+		delete(c.pending, we.Identifier)
+	}
+	switch we.Status {
+	case event.ReconcileSuccessful:
+		c.t.report.Reconciled++
+	case event.ReconcileTimeout:
+		c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
+	case event.ReconcileFailed:
+		c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
+	}
+}
+
+// pruneEvent records a pruned object, or why it was not.
+func (c *collector) pruneEvent(pe event.PruneEvent) {
+	rep := &c.t.report
+	switch pe.Status {
+	case event.PruneSuccessful:
+		rep.Pruned++
+		rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
+		c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
+	case event.PruneFailed:
+		c.fail(pe.Identifier, "prune failed", pe.Error)
+	case event.PruneSkipped:
+		why := "kept"
+		if pe.Error != nil {
+			why = pe.Error.Error()
+		}
+		c.r.log.printf(c.t.name, "prune of %s skipped: %s", describe(pe.Identifier), why)
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -38,9 +39,9 @@ const DefaultReconcileTimeout = 5 * time.Minute
 
 // Options tune Run.
 type Options struct {
-	// Split are split's options; Split.Out (opened with
+	// Plan are the plan's options; Plan.Split.Out (opened with
 	// input.OpenPrevious) is required: what each context last received.
-	Split split.Options
+	Plan plan.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
 	// Parallel bounds how many contexts are applied at once; 0: all.
@@ -63,8 +64,8 @@ var ErrRefused = errors.New("apply refused; nothing was applied")
 // ApplyReport.Failed); an error means the run could not start (bad
 // kubeconfig, unreadable output directory, ErrRefused with the report's
 // Errors filled).
-func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Options) (*v1alpha1.ApplyReport, error) {
-	if opts.Split.Out == nil {
+func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.ApplyReport, error) {
+	if opts.Plan.Split.Out == nil {
 		return nil, errors.New("apply needs the output directory")
 	}
 	if opts.ReconcileTimeout <= 0 {
@@ -107,7 +108,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Config, opts Option
 // run is one apply.
 type run struct {
 	opts      Options
-	cfg       *function.Config
+	cfg       *function.Engine
 	log       *progress
 	report    *v1alpha1.ApplyReport
 	splitPlan *v1alpha1.SplitPlan
@@ -116,6 +117,9 @@ type run struct {
 	// targets are the contexts of the config, in config order.
 	targets []*target
 }
+
+// outDir is OUT_DIR, what each context last received.
+func (r *run) outDir() *input.OutDir { return r.opts.Plan.Split.Out }
 
 func (r *run) contextNames() []string {
 	names := make([]string, len(r.layout.Packages))
@@ -127,19 +131,13 @@ func (r *run) contextNames() []string {
 
 // plan routes and plans as `shard-router plan` does; its errors refuse.
 func (r *run) plan(in *input.Input) error {
-	doc, results, err := split.Preview(in, r.cfg, r.opts.Split, split.PreviewOptions{})
+	doc, layout, err := plan.Preview(in, r.cfg, r.opts.Plan)
 	if err != nil {
 		return err
 	}
-	r.splitPlan = doc
-	layout, err := split.Build(in, r.cfg, r.opts.Split)
-	if err != nil {
-		return err
-	}
-	r.layout = layout
-	results = append(results, layout.Results...)
+	r.splitPlan, r.layout = doc, layout // routed once: apply writes what it planned
 	seen := map[string]bool{}
-	for _, res := range results {
+	for _, res := range layout.Results {
 		msg := res.Message
 		if res.File != nil && res.File.Path != "" {
 			msg = res.File.Path + ": " + msg
@@ -172,7 +170,7 @@ func (r *run) stage() error {
 	if r.opts.DryRun {
 		r.staged, err = r.layout.StageTemp()
 	} else {
-		r.staged, err = split.Stage(r.opts.Split.Out, r.layout)
+		r.staged, err = split.Stage(r.outDir(), r.layout)
 	}
 	if err != nil {
 		return fmt.Errorf("staging the context packages: %w", err)

@@ -16,6 +16,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -53,7 +54,7 @@ func setup(t *testing.T) (pkg, out string) {
 		t.Fatal(err)
 	}
 	in, cfg := load(t, pkg, od)
-	layout, err := split.Build(in, cfg, split.Options{Out: od})
+	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{Out: od}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +64,7 @@ func setup(t *testing.T) (pkg, out string) {
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Config) {
+func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Engine) {
 	t.Helper()
 	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
@@ -87,7 +88,7 @@ func runApply(t *testing.T, pkg, out, kubeconfig string) (*v1alpha1.ApplyReport,
 		t.Fatal(err)
 	}
 	in, cfg := load(t, pkg, od)
-	return Run(context.Background(), in, cfg, Options{Split: split.Options{Out: od}, Kubeconfig: kubeconfig})
+	return Run(context.Background(), in, cfg, Options{Plan: plan.Options{Split: split.Options{Out: od}}, Kubeconfig: kubeconfig})
 }
 
 func tree(t *testing.T, dir string) map[string]string {

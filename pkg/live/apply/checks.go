@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object/dependson"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/split"
+	"github.com/shard-router/shard-router/pkg/plan"
 )
 
 // refuse runs the checks that need every context's package and live
@@ -103,18 +103,18 @@ func (r *run) checkDependsOn(placed placement) {
 // guardLive is the mass-deletion guard on what each cluster's inventory
 // holds: what kpt live apply really prunes.
 func (r *run) guardLive() {
-	pol := r.cfg.Compiled.Policy
+	pol := r.cfg.Config.Policy
 	for _, t := range r.targets {
 		if t.pkg == nil || !t.live.Found || len(t.live.Objects) == 0 {
 			continue
 		}
 		pruned := t.live.Objects.Diff(t.objects)
-		if !split.MassPrune(pol, len(t.live.Objects), len(pruned)) {
+		if !plan.MassPrune(pol, len(t.live.Objects), len(pruned)) {
 			continue
 		}
 		msg := fmt.Sprintf("context %q: this apply would prune %d of the %d objects its ResourceGroup %s/%s holds in the cluster (such as %s): the mass-deletion guard",
 			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]))
-		if r.opts.Split.AllowMassPrune || pol.AllowMassPrune {
+		if r.opts.Plan.AllowMassPrune || pol.AllowMassPrune {
 			r.report.Warnings = append(r.report.Warnings, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)")
 			continue
 		}

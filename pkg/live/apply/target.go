@@ -81,7 +81,7 @@ func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
 	r.log.printf(t.name, "reading the package and the cluster's inventory")
 	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
 	if err != nil {
-		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.opts.Split.Out.Path, t.name)+" (staged)", 1))
+		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.outDir().Path, t.name)+" (staged)", 1))
 	}
 	t.pkg = pkg
 	t.objects = object.UnstructuredSetToObjMetadataSet(pkg.Objects)
@@ -89,7 +89,7 @@ func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
 	if t.live, err = cluster.ReadLiveInventory(t.factory, pkg.Inventory); err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
-	oldDir := filepath.Join(r.opts.Split.Out.Path, t.name)
+	oldDir := filepath.Join(r.outDir().Path, t.name)
 	if _, err := os.Stat(filepath.Join(oldDir, "resourcegroup.yaml")); err == nil {
 		if t.old, err = cluster.ReadPackage(t.factory, t.name, oldDir); err != nil {
 			return err

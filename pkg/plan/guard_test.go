@@ -1,4 +1,4 @@
-package split
+package plan
 
 import (
 	"fmt"
@@ -76,7 +76,7 @@ func TestMassPruneGuard(t *testing.T) {
 			writeTree(t, pkg, map[string]string{"apps/configmaps.yaml": files["apps/configmaps.yaml"], "shards.yaml": files["shards.yaml"]})
 
 			// plan and split agree.
-			doc, presults := previewDir(t, pkg, out, tc.opts, PreviewOptions{})
+			doc, presults := previewDir(t, pkg, out, tc.opts)
 			if len(doc.Contexts[0].Prune) != tc.remove || doc.Contexts[0].MassPrune != (tc.want != "") {
 				t.Errorf("plan: %d prunes, massPrune %v", len(doc.Contexts[0].Prune), doc.Contexts[0].MassPrune)
 			}

@@ -1,4 +1,4 @@
-package split
+package plan
 
 import (
 	"fmt"
@@ -14,10 +14,11 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // previewDir runs what `shard-router plan PKG --previous OUT` runs.
-func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results) {
+func previewDir(t *testing.T, pkg, out string, opts Options) (*v1alpha1.SplitPlan, framework.Results) {
 	t.Helper()
 	if err := os.MkdirAll(out, 0o755); err != nil { // a first apply: an empty directory
 		t.Fatal(err)
@@ -38,12 +39,12 @@ func previewDir(t *testing.T, pkg, out string, opts Options, popts PreviewOption
 	if len(results) > 0 {
 		t.Fatal(errorResults(results))
 	}
-	opts.Out = od
-	doc, results, err := Preview(in, cfg, opts, popts)
+	opts.Split.Out = od
+	doc, layout, err := Preview(in, cfg, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return doc, results
+	return doc, layout.Results
 }
 
 // summary renders a plan's contexts as "ctx state c=[..] u=[..] p=[..] n=N".
@@ -72,7 +73,7 @@ func wantSummary(t *testing.T, doc *v1alpha1.SplitPlan, want ...string) {
 func TestPreviewCreateThenNoChange(t *testing.T) {
 	pkg, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
 	writeTree(t, pkg, basePackage())
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc,
 		"ctx-a added c=[Namespace a; Deployment.apps a/web; Lease.coordination.k8s.io a/leader; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
 		"ctx-b added c=[ConfigMap b/settings; Namespace b; ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0")
@@ -86,7 +87,7 @@ func TestPreviewCreateThenNoChange(t *testing.T) {
 		t.Errorf("plan wrote %v", keys(tree))
 	}
 	mustSplit(t, pkg, out)
-	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, results := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3")
 	if doc.HasChanges() || len(doc.Moves)+len(doc.DataStoreChanges) > 0 {
 		t.Errorf("a second plan has changes: %+v", doc)
@@ -125,7 +126,7 @@ metadata: {name: settings, namespace: b}
 data:
     key: "value"
 `})
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3")
 }
 
@@ -140,7 +141,7 @@ func TestPreviewCategories(t *testing.T) {
 		// A label of shard-router's own annotations reaches the cluster.
 		"apps/lease.yaml": strings.Replace(files["apps/lease.yaml"], "namespace: a\n", "namespace: a\n  annotations:\n    team: x\n", 1),
 	})
-	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{Diff: true})
+	doc, results := previewDir(t, pkg, out, Options{Diff: true})
 	wantSummary(t, doc,
 		"ctx-a kept c=[ClusterRole.rbac.authorization.k8s.io writer] u=[Deployment.apps a/web; Lease.coordination.k8s.io a/leader] p=[] n=2",
 		"ctx-b kept c=[ClusterRole.rbac.authorization.k8s.io writer] u=[] p=[ConfigMap b/settings] n=2")
@@ -162,7 +163,7 @@ func TestPreviewCategories(t *testing.T) {
 	pkg, out = splitBase(t)
 	noOverride := shardConfig[:strings.Index(shardConfig, "  dataStoreOverrides:")]
 	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(noOverride, "spec:\n", "spec:\n  allowDataStoreChanges: true\n", 1)})
-	doc, _ = previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ = previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[Lease.coordination.k8s.io a/leader] p=[] n=3", "ctx-b kept c=[] u=[] p=[] n=3")
 }
 
@@ -173,7 +174,7 @@ func TestPreviewIdentityIsGroupKind(t *testing.T) {
 	writeTree(t, pkg, files)
 	mustSplit(t, pkg, out)
 	writeTree(t, pkg, map[string]string{"apps/hpa.yaml": strings.Replace(files["apps/hpa.yaml"], "autoscaling/v1", "autoscaling/v2", 1)})
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc,
 		"ctx-a kept c=[] u=[HorizontalPodAutoscaler.autoscaling a/web] p=[] n=4",
 		"ctx-b kept c=[] u=[] p=[] n=3")
@@ -187,7 +188,7 @@ func TestPreviewMoves(t *testing.T) {
 			if allow {
 				writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(shardConfig, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
 			}
-			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			doc, results := previewDir(t, pkg, out, Options{})
 			// Namespace a and its objects leave ctx-a for ctx-b.
 			wantSummary(t, doc,
 				"ctx-a kept c=[] u=[] p=[Namespace a; Deployment.apps a/web; Lease.coordination.k8s.io a/leader] n=1",
@@ -226,7 +227,7 @@ func TestPreviewDataStoreChanges(t *testing.T) {
 			pkg, out := splitBase(t)
 			noOverride := shardConfig[:strings.Index(shardConfig, "  dataStoreOverrides:")]
 			writeTree(t, pkg, map[string]string{"shards.yaml": tc.edit(noOverride)})
-			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			doc, results := previewDir(t, pkg, out, Options{})
 			want := []v1alpha1.DataStoreChange{{Ref: v1alpha1.ObjectRef{Group: "coordination.k8s.io", Kind: "Lease", Namespace: "a", Name: "leader"},
 				Context: "ctx-a", From: "leases", To: "default", Refused: tc.refused}}
 			if !reflect.DeepEqual(doc.DataStoreChanges, want) {
@@ -240,7 +241,7 @@ func TestPreviewDataStoreChanges(t *testing.T) {
 	// An ephemeral override allows it.
 	pkg, out := splitBase(t)
 	writeTree(t, pkg, map[string]string{"shards.yaml": shardConfig + "    ephemeral: true\n"})
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	if len(doc.DataStoreChanges) != 0 {
 		t.Errorf("no datastore changes expected: %+v", doc.DataStoreChanges)
 	}
@@ -251,7 +252,7 @@ func TestPreviewAddedAndDroppedContexts(t *testing.T) {
 	cfg := strings.Replace(shardConfig, "  - name: ctx-b\n", "  - name: ctx-c\n    namespaceSelector: {matchLabels: {shard: c}}\n  - name: ctx-b\n", 1)
 	cfg = strings.Replace(cfg, "name: ctx-b\n    namespaceSelector: {matchLabels: {shard: b}}\n", "name: ctx-d\n    namespaceSelector: {matchLabels: {shard: b}}\n", 1)
 	writeTree(t, pkg, map[string]string{"shards.yaml": strings.Replace(cfg, "spec:\n", "spec:\n  allowMoves: true\n", 1)})
-	doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, results := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc,
 		"ctx-a kept c=[] u=[] p=[] n=4",
 		"ctx-c added c=[ClusterRole.rbac.authorization.k8s.io reader] u=[] p=[] n=0",
@@ -280,7 +281,7 @@ func TestPreviewLeavesOutputAlone(t *testing.T) {
 	pkg, out := splitBase(t)
 	before := readTree(t, out)
 	relabel(t, pkg)
-	previewDir(t, pkg, out, Options{}, PreviewOptions{Diff: true})
+	previewDir(t, pkg, out, Options{Diff: true})
 	if after := readTree(t, out); !reflect.DeepEqual(before, after) {
 		t.Error("plan changed the output directory")
 	}
@@ -354,7 +355,7 @@ func TestPreviewOverridesChanges(t *testing.T) {
 			} else {
 				writeTree(t, pkg, map[string]string{"shards.yaml": tc.config})
 			}
-			doc, results := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+			doc, results := previewDir(t, pkg, out, Options{})
 			var got []string
 			for _, c := range doc.OverrideChanges {
 				got = append(got, fmt.Sprintf("%s %s %s%v -> %s%v", c.Context, c.Resource, c.From.DataStore, c.From.Servers, c.To.DataStore, c.To.Servers))
@@ -386,7 +387,7 @@ func TestPreviewOverridesChanges(t *testing.T) {
 		writeTree(t, filepath.Join(out, ctx), map[string]string{input.MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
 	}
 	writeTree(t, pkg, map[string]string{"shards.yaml": moved})
-	if doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{}); len(doc.OverrideChanges) > 0 {
+	if doc, _ := previewDir(t, pkg, out, Options{}); len(doc.OverrideChanges) > 0 {
 		t.Errorf("changes without a record: %+v", doc.OverrideChanges)
 	}
 }
@@ -433,7 +434,7 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 		if len(res) > 0 {
 			t.Fatal(res)
 		}
-		doc, _, err := Preview(in, cfg, Options{Out: od}, PreviewOptions{Diff: true})
+		doc, _, err := Preview(in, cfg, Options{Split: split.Options{Out: od}, Diff: true})
 		if err != nil {
 			t.Fatal(err)
 		}

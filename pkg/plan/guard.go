@@ -1,4 +1,4 @@
-package split
+package plan
 
 import (
 	"fmt"
@@ -7,7 +7,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/config"
+	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // pruneCount is what one context of the config would lose: of the
@@ -34,20 +36,24 @@ func massPrune(c pruneCount, maxPercent, minObjects int) bool {
 	return c.pruned*100 > maxPercent*c.previous
 }
 
-// checkMassPrune is the mass-deletion guard of split and plan: a broken
+// MassPrune reports whether losing pruned of previous objects trips the
+// guard with the config's limits; the plan flags each context with it, and
+// apply judges each cluster's live inventory with it.
+func MassPrune(pol config.Policy, previous, pruned int) bool {
+	return massPrune(pruneCount{previous: previous, pruned: pruned}, pol.PruneMaxPercent, pol.PruneMinObjects)
+}
+
+// guard is the mass-deletion guard of split, plan and apply: a broken
 // generator, a bad merge or an empty file must not make kpt live apply
-// delete most of a cluster. It adds an error per context that trips it (a
-// warning with spec.allowMassPrune or --allow-mass-prune) and returns those
-// contexts. Contexts dropped from the config are refused as moves instead.
-func (p *Layout) checkMassPrune(pol config.Policy, allow bool, out *input.OutDir, counts []pruneCount) map[string]bool {
-	p.guarded = true
-	maxPercent, minObjects := pol.PruneMaxPercent, pol.PruneMinObjects
-	tripped := map[string]bool{}
+// delete most of a cluster. It adds an error result per context that trips
+// it (a warning with spec.allowMassPrune or --allow-mass-prune). Contexts
+// dropped from the config are refused as moves instead.
+func guard(l *split.Layout, pol config.Policy, allow bool, out *input.OutDir, counts []pruneCount) {
+	maxPercent := pol.PruneMaxPercent
 	for _, c := range counts {
-		if !massPrune(c, maxPercent, minObjects) {
+		if !massPrune(c, maxPercent, pol.PruneMinObjects) {
 			continue
 		}
-		tripped[c.context] = true
 		what := fmt.Sprintf("%d of its %d objects (%d%%, more than spec.pruneGuard.maxPercent %d%%)", c.pruned, c.previous, c.pruned*100/c.previous, maxPercent)
 		if c.pruned == c.previous {
 			what = fmt.Sprintf("all %d of its objects", c.previous)
@@ -63,14 +69,13 @@ func (p *Layout) checkMassPrune(pol config.Policy, allow bool, out *input.OutDir
 		} else {
 			r.Severity, r.Message = framework.Error, msg+"; check the package, and if the deletion is intended set spec.allowMassPrune: true or pass --allow-mass-prune (tune the guard with spec.pruneGuard: {maxPercent, minObjects})"
 		}
-		p.Results = append(p.Results, r)
+		l.Results = append(l.Results, r)
 	}
-	return tripped
 }
 
-// pruneCounts counts, for each context of the config that the previous
-// split wrote, the objects it held that keys (the new package's objects
-// of that context) no longer holds.
+// pruneCounts is the one count of the guard: for each context of the
+// config that the previous split wrote, the objects it held that keys (the
+// new package's objects of that context) no longer holds.
 func pruneCounts(names []string, out *input.OutDir, keys func(ctx int) map[input.ObjKey]bool) []pruneCount {
 	var counts []pruneCount
 	for ctx, name := range names {
@@ -90,9 +95,11 @@ func pruneCounts(names []string, out *input.OutDir, keys func(ctx int) map[input
 	return counts
 }
 
-// MassPrune reports whether losing pruned of previous objects trips the
-// guard with the config's limits; apply judges each cluster's live
-// inventory with it.
-func MassPrune(pol config.Policy, previous, pruned int) bool {
-	return massPrune(pruneCount{previous: previous, pruned: pruned}, pol.PruneMaxPercent, pol.PruneMinObjects)
+// keysOf are the objects of the items idx.
+func keysOf(items []function.Item, idx []int) map[input.ObjKey]bool {
+	keys := make(map[input.ObjKey]bool, len(idx))
+	for _, i := range idx {
+		keys[input.KeyOf(&items[i].Object)] = true
+	}
+	return keys
 }

@@ -1,4 +1,4 @@
-package split
+package plan
 
 import (
 	"path/filepath"
@@ -51,7 +51,7 @@ func TestOtherContextsDoNotChangeAContext(t *testing.T) {
 func changeContexts(t *testing.T, pkg, out, config, ctxC string) map[string]string {
 	t.Helper()
 	writeTree(t, pkg, map[string]string{"shards.yaml": config})
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3", ctxC)
 	if len(doc.Moves) > 0 {
 		t.Errorf("moves %+v", doc.Moves)
@@ -72,14 +72,14 @@ func TestOldSplitListingEveryContext(t *testing.T) {
 		old := readTree(t, filepath.Dir(p))["reader.yaml"]
 		writeTree(t, filepath.Dir(p), map[string]string{"reader.yaml": strings.Replace(old, "context: '"+ctx+"'", "context: 'ctx-a,ctx-b'", 1)})
 	}
-	doc, _ := previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[ClusterRole.rbac.authorization.k8s.io reader] p=[] n=3",
 		"ctx-b kept c=[] u=[ClusterRole.rbac.authorization.k8s.io reader] p=[] n=2")
 	if len(doc.Moves)+len(doc.DataStoreChanges) > 0 {
 		t.Errorf("moves %+v, datastore changes %+v", doc.Moves, doc.DataStoreChanges)
 	}
 	mustSplit(t, pkg, out)
-	doc, _ = previewDir(t, pkg, out, Options{}, PreviewOptions{})
+	doc, _ = previewDir(t, pkg, out, Options{})
 	if doc.HasChanges() {
 		t.Errorf("changes after the split: %v", summary(doc))
 	}

@@ -1,0 +1,446 @@
+package plan
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/config"
+	"github.com/shard-router/shard-router/pkg/datastore"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/route"
+	"github.com/shard-router/shard-router/pkg/split"
+)
+
+// comparison compares a layout with the previous split into a plan.
+type comparison struct {
+	l     *split.Layout
+	items []function.Item
+	cfg   *config.Config
+	out   *input.OutDir
+	doc   *v1alpha1.SplitPlan
+	// contexts[i] are the contexts item i would be applied to: its route,
+	// or for a refused move the route it was refused; nil when it has
+	// none. unknown marks items whose route failed otherwise: the plan
+	// cannot say where they go, so it claims no prune of them.
+	contexts [][]int
+	unknown  map[input.ObjKey]bool
+	// bases are the items' digests without their route annotations.
+	bases []input.Digest
+	// updates are the updated items per context, for the diffs.
+	updates map[string][]update
+	// same are, per context of the config, the objects of files that the
+	// new split would write byte for byte as the previous one did.
+	same []map[input.ObjKey]bool
+	// perCtx are, per context of the config, the objects it would hold
+	// and their items.
+	perCtx []map[input.ObjKey]int
+}
+
+func newComparison(l *split.Layout, cfg *config.Config, out *input.OutDir, doc *v1alpha1.SplitPlan) *comparison {
+	pv := &comparison{l: l, items: l.Items(), cfg: cfg, out: out, doc: doc}
+	pv.place()
+	return pv
+}
+
+// settleScanned compares, with the previous split read by scanFile, each
+// file the new split would write with the previous file at its path: when
+// their bytes are equal, its objects are unchanged, and what scanFile read
+// must be those objects. Every other scanned file is parsed and checked
+// against what scanFile read. input.ErrScanMismatch reports a difference.
+func (pv *comparison) settleScanned() error {
+	pv.same = make([]map[input.ObjKey]bool, len(pv.cfg.Names))
+	if pv.out == nil || pv.out.Mode() != input.ReadScan {
+		return nil
+	}
+	jobs, matched := pv.scannedFiles()
+	equal := make([]bool, len(jobs))
+	err := yamlio.Parallel(len(jobs), func(j int) error {
+		data, err := jobs[j].pkg.Render(jobs[j].file.Index)
+		equal[j] = err == nil && sha256.Sum256(data) == jobs[j].prev.Sum
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for j, jb := range jobs {
+		if !equal[j] {
+			continue
+		}
+		if err := pv.sameFile(jb); err != nil {
+			return err
+		}
+		matched[pv.out.Context(jb.pkg.Context)][jb.file.Path] = true
+	}
+	for _, pc := range pv.out.Previous {
+		if err := pc.ParseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scannedFile is a file of the new split and the scanned previous file at
+// its path.
+type scannedFile struct {
+	pkg  *split.Package
+	ctx  int
+	file split.ResourceFile
+	prev *input.ScannedFile
+}
+
+// scannedFiles pairs the new files with the scanned previous ones, and
+// starts the set of matched files of each previous context.
+func (pv *comparison) scannedFiles() ([]scannedFile, map[*input.PrevContext]map[string]bool) {
+	var jobs []scannedFile
+	matched := map[*input.PrevContext]map[string]bool{}
+	for _, pkg := range pv.l.Packages { // none when the split has errors
+		pc := pv.out.Context(pkg.Context)
+		if pc == nil || len(pc.Scanned) == 0 {
+			continue
+		}
+		ctx := pv.cfg.Index(pkg.Context)
+		for _, f := range pkg.ResourceFiles() {
+			if s := pc.Scanned[f.Path]; s != nil {
+				jobs = append(jobs, scannedFile{pkg, ctx, f, s})
+			}
+		}
+		matched[pc] = map[string]bool{}
+	}
+	return jobs, matched
+}
+
+// sameFile marks the objects of a file written byte for byte as before
+// unchanged, once they are the objects the scan read.
+func (pv *comparison) sameFile(jb scannedFile) error {
+	if len(jb.file.Items) != len(jb.prev.Held) {
+		return input.ErrScanMismatch
+	}
+	if pv.same[jb.ctx] == nil {
+		pv.same[jb.ctx] = map[input.ObjKey]bool{}
+	}
+	for n, i := range jb.file.Items {
+		h := jb.prev.Held[n]
+		if ds, _ := pv.l.StoreIn(i, jb.ctx); h.Key != input.KeyOf(&pv.items[i].Object) || h.DataStore != ds {
+			return input.ErrScanMismatch
+		}
+		pv.same[jb.ctx][h.Key] = true
+	}
+	return nil
+}
+
+type update struct {
+	item int
+	prev input.PrevObject
+}
+
+// place decides where each item would go.
+func (pv *comparison) place() {
+	ds := pv.l.Outcome().Routing.Decisions
+	pv.contexts = make([][]int, len(ds))
+	pv.unknown = map[input.ObjKey]bool{}
+	for i, d := range ds {
+		switch {
+		case d.Routed():
+			pv.contexts[i] = d.Contexts
+		case d.Reason == route.Failed && d.Refused != nil:
+			pv.contexts[i] = d.Refused
+		case d.Reason == route.Failed && pv.items[i].Name != "":
+			pv.unknown[input.KeyOf(&pv.items[i].Object)] = true
+		}
+	}
+}
+
+// digestNew digests every item that goes somewhere, as split writes it,
+// but for the two annotations that name its context and datastore: those
+// differ per context, and digestIn adds them.
+func (pv *comparison) digestNew() error {
+	pv.bases = make([]input.Digest, len(pv.contexts))
+	return yamlio.Parallel(len(pv.contexts), func(i int) error {
+		same := true
+		for _, c := range pv.contexts[i] {
+			same = same && pv.same[c][input.KeyOf(&pv.items[i].Object)]
+		}
+		if pv.contexts[i] == nil || same {
+			return nil // nowhere, or unchanged wherever it goes
+		}
+		n, err := pv.l.Prepare(i, pv.contexts[i][0])
+		if err != nil {
+			return err
+		}
+		pv.bases[i], _ = input.BaseDigestOf(n)
+		return nil
+	})
+}
+
+// digestIn is the digest of item i as context ctx's package holds it.
+func (pv *comparison) digestIn(i, ctx int) input.Digest {
+	ds, ok := pv.l.StoreIn(i, ctx)
+	if !ok { // a refused move: Decide assigned it nothing
+		ds = datastore.Assign(pv.cfg, ctx, pv.items[i].APIVersion, pv.items[i].Kind)
+	}
+	return input.RoutedDigest(pv.bases[i], pv.cfg.Names[ctx], ds)
+}
+
+// compare fills the contexts of the plan: those of the config, then those
+// dropped from it.
+func (pv *comparison) compare() {
+	pv.perCtx = make([]map[input.ObjKey]int, len(pv.cfg.Names))
+	for i := range pv.perCtx {
+		pv.perCtx[i] = map[input.ObjKey]int{}
+	}
+	for i, cs := range pv.contexts {
+		for _, c := range cs {
+			pv.perCtx[c][input.KeyOf(&pv.items[i].Object)] = i
+		}
+	}
+	pv.updates = map[string][]update{}
+	for c := range pv.cfg.Names {
+		pv.doc.Contexts = append(pv.doc.Contexts, pv.compareContext(c))
+	}
+	pv.dropped()
+	for k := range pv.doc.Contexts {
+		c := &pv.doc.Contexts[k]
+		for _, l := range []*[]v1alpha1.ObjectRef{&c.Create, &c.Update, &c.Prune} {
+			if *l == nil {
+				*l = []v1alpha1.ObjectRef{}
+			}
+			sortRefs(*l)
+		}
+	}
+}
+
+// compareContext compares context c's new package with its previous one.
+func (pv *comparison) compareContext(c int) v1alpha1.ContextPlan {
+	name := pv.cfg.Names[c]
+	cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextAdded}
+	pc := pv.out.Context(name)
+	if pc != nil && pc.Exists {
+		cp.State = v1alpha1.ContextKept
+	}
+	var prev map[input.ObjKey]input.PrevObject
+	var held map[input.ObjKey]string
+	if pc != nil {
+		prev, held = pc.Objs, pc.Held
+	}
+	for k, i := range pv.perCtx[c] {
+		p, ok := prev[k]
+		switch {
+		case pv.same[c][k]:
+			cp.Unchanged++
+		case !ok:
+			cp.Create = append(cp.Create, k.Ref())
+		case p.Digest != pv.digestIn(i, c):
+			cp.Update = append(cp.Update, k.Ref())
+			pv.updates[name] = append(pv.updates[name], update{i, p})
+		default:
+			cp.Unchanged++
+		}
+	}
+	cp.Previous = len(held)
+	for k := range held {
+		if _, ok := pv.perCtx[c][k]; !ok && !pv.unknown[k] {
+			cp.Prune = append(cp.Prune, k.Ref())
+		}
+	}
+	return cp
+}
+
+// dropped adds the contexts that the previous split wrote and the config
+// no longer has: everything they held is pruned.
+func (pv *comparison) dropped() {
+	if pv.out == nil {
+		return
+	}
+	var dropped []string
+	for _, pc := range pv.out.Previous {
+		if pv.cfg.Index(pc.Name) < 0 && pc.Exists {
+			dropped = append(dropped, pc.Name)
+		}
+	}
+	sort.Strings(dropped)
+	for _, name := range dropped {
+		pc := pv.out.Context(name)
+		cp := v1alpha1.ContextPlan{Name: name, State: v1alpha1.ContextDropped, Previous: len(pc.Held)}
+		for k := range pc.Held {
+			cp.Prune = append(cp.Prune, k.Ref())
+		}
+		pv.doc.Contexts = append(pv.doc.Contexts, cp)
+	}
+}
+
+// placedKeys are the objects the plan places in context ctx: for the
+// guard, as split's, objects never routed (unknown) count as pruned.
+func (pv *comparison) placedKeys(ctx int) map[input.ObjKey]bool {
+	keys := make(map[input.ObjKey]bool, len(pv.perCtx[ctx]))
+	for k := range pv.perCtx[ctx] {
+		keys[k] = true
+	}
+	return keys
+}
+
+// movesAndDataStores lists the objects whose contexts or datastores
+// change, and whether the rules refuse them.
+func (pv *comparison) movesAndDataStores() {
+	names := pv.cfg.Names
+	// applied are the contexts whose previous package holds each object:
+	// where it is now, whatever its annotation says.
+	applied := map[input.ObjKey][]string{}
+	if pv.out != nil {
+		for _, pc := range pv.out.Previous {
+			for k := range pc.Held {
+				applied[k] = append(applied[k], pc.Name)
+			}
+		}
+	}
+	for i := range pv.items {
+		it := &pv.items[i]
+		if pv.contexts[i] == nil {
+			continue
+		}
+		key := input.KeyOf(&it.Object)
+		from := applied[key]
+		if from == nil && it.HasPrevious {
+			from = slices.Clone(it.Previous)
+		}
+		if from == nil {
+			continue // a new object: creates, not a move
+		}
+		to := make([]string, len(pv.contexts[i]))
+		for k, c := range pv.contexts[i] {
+			to[k] = names[c]
+		}
+		ref := key.Ref()
+		if !sameSet(from, to) && !pv.onlyContextsChanged(i, from, to) {
+			sort.SliceStable(from, func(a, b int) bool { return ctxOrder(pv.cfg, from[a]) < ctxOrder(pv.cfg, from[b]) })
+			refused := pv.l.Outcome().Routing.Decisions[i].Reason == route.Failed
+			pv.doc.Moves = append(pv.doc.Moves, v1alpha1.Move{Ref: ref, From: from, To: to, Refused: refused})
+		}
+		for _, ch := range pv.l.Outcome().StoreChanges[i] { // Decide's, for routed objects
+			pv.doc.DataStoreChanges = append(pv.doc.DataStoreChanges, v1alpha1.DataStoreChange{Ref: ref, Context: ch.Context, From: ch.From, To: ch.To,
+				Refused: ch.Verdict == datastore.Refused})
+		}
+	}
+	sort.SliceStable(pv.doc.Moves, func(a, b int) bool { return pv.doc.Moves[a].Ref.Less(pv.doc.Moves[b].Ref) })
+	sort.SliceStable(pv.doc.DataStoreChanges, func(a, b int) bool {
+		x, y := pv.doc.DataStoreChanges[a], pv.doc.DataStoreChanges[b]
+		if x.Ref != y.Ref {
+			return x.Ref.Less(y.Ref)
+		}
+		return pv.cfg.Index(x.Context) < pv.cfg.Index(y.Context)
+	})
+}
+
+// onlyContextsChanged reports a broadcast object whose contexts differ
+// only by the contexts added to (no previous package) or dropped from the
+// config: it goes to every context, so that is no move. The new context's
+// creates and the dropped context's prunes show it.
+func (pv *comparison) onlyContextsChanged(i int, from, to []string) bool {
+	if pv.l.Outcome().Routing.Decisions[i].Reason != route.Broadcast {
+		return false
+	}
+	for _, c := range from {
+		if !slices.Contains(to, c) && pv.cfg.Index(c) >= 0 {
+			return false
+		}
+	}
+	for _, c := range to {
+		if pc := pv.out.Context(c); !slices.Contains(from, c) && pc != nil && pc.Exists {
+			return false
+		}
+	}
+	return true
+}
+
+// diffs renders a unified diff of every update, both sides as split writes
+// the object.
+func (pv *comparison) diffs() error {
+	for k := range pv.doc.Contexts {
+		c := &pv.doc.Contexts[k]
+		ups := pv.updates[c.Name]
+		ctx := pv.cfg.Index(c.Name)
+		diffs := make([]v1alpha1.ObjectDiff, len(ups))
+		err := yamlio.Parallel(len(ups), func(j int) error {
+			u := ups[j]
+			n, err := pv.l.Prepare(u.item, ctx)
+			if err != nil {
+				return err
+			}
+			now, err := yamlio.Encode([]*yaml.RNode{n}, pv.l.Input().IO())
+			if err != nil {
+				return err
+			}
+			was, err := pv.previousText(c.Name, u.prev)
+			if err != nil {
+				return err
+			}
+			file := filepath.ToSlash(filepath.Join(c.Name, u.prev.File))
+			text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+				A: difflib.SplitLines(string(was)), B: difflib.SplitLines(string(now)),
+				FromFile: "previous/" + file, ToFile: "new/" + file, Context: 3})
+			if err != nil {
+				return err
+			}
+			diffs[j] = v1alpha1.ObjectDiff{Ref: input.KeyOf(&pv.items[u.item].Object).Ref(), Diff: text}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		sort.Slice(diffs, func(a, b int) bool { return diffs[a].Ref.Less(diffs[b].Ref) })
+		c.Diffs = diffs
+	}
+	return nil
+}
+
+// previousText reads one resource of the previous split and encodes it
+// as split writes it.
+func (pv *comparison) previousText(ctx string, p input.PrevObject) ([]byte, error) {
+	data, err := os.ReadFile(filepath.Join(pv.out.Path, ctx, filepath.FromSlash(p.File)))
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(data), WrapBareSeqNode: true, PreserveSeqIndent: true}).Read()
+	if err != nil {
+		return nil, err
+	}
+	if p.Pos >= len(nodes) {
+		return nil, fmt.Errorf("%s changed while reading it", filepath.Join(pv.out.Given, ctx, p.File))
+	}
+	return yamlio.Encode(nodes[p.Pos:p.Pos+1], pv.l.Input().IO())
+}
+
+func sortRefs(refs []v1alpha1.ObjectRef) {
+	sort.Slice(refs, func(a, b int) bool { return refs[a].Less(refs[b]) })
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// ctxOrder orders contexts as the config does, then those it no longer has.
+func ctxOrder(cfg *config.Config, name string) int {
+	if i := cfg.Index(name); i >= 0 {
+		return i
+	}
+	return len(cfg.Names)
+}
