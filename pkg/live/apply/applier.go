@@ -127,6 +127,8 @@ func (c *collector) waiting() {
 	c.r.log.printf(c.t.name, "still waiting for %d object(s) to be Current, such as %s (%s)", len(ids), describe(ids[0]), c.lastStatus(ids[0]))
 }
 
+// fail counts a failed object, and names it in the report, the errors and
+// the log.
 func (c *collector) fail(id object.ObjMetadata, what string, err error) {
 	msg := fmt.Sprintf("%s: %s", describe(id), what)
 	if err != nil {
@@ -138,8 +140,8 @@ func (c *collector) fail(id object.ObjMetadata, what string, err error) {
 	c.r.log.printf(c.t.name, "%s", msg)
 }
 
+// event folds one of the applier's events into the report.
 func (c *collector) event(e event.Event) {
-	rep := &c.t.report
 	switch e.Type {
 	case event.ErrorType:
 		c.errs = append(c.errs, e.ErrorEvent.Err.Error())
@@ -153,18 +155,7 @@ func (c *collector) event(e event.Event) {
 	case event.ActionGroupType:
 		c.actionGroup(e.ActionGroupEvent)
 	case event.ApplyType:
-		ae := e.ApplyEvent
-		switch ae.Status {
-		case event.ApplySuccessful:
-			rep.Applied++
-			if !c.r.opts.DryRun {
-				c.pending[ae.Identifier] = true
-			}
-		case event.ApplyFailed:
-			c.fail(ae.Identifier, "apply failed", ae.Error)
-		case event.ApplySkipped:
-			c.fail(ae.Identifier, "apply skipped", ae.Error)
-		}
+		c.applied(e.ApplyEvent)
 	case event.StatusType:
 		if s := e.StatusEvent.PollResourceInfo; s != nil {
 			msg := s.Status.String()
@@ -174,34 +165,60 @@ func (c *collector) event(e event.Event) {
 			c.status[e.StatusEvent.Identifier] = msg
 		}
 	case event.WaitType:
-		we := e.WaitEvent
-		if we.Status != event.ReconcilePending {
-			delete(c.pending, we.Identifier)
-		}
-		switch we.Status {
-		case event.ReconcileSuccessful:
-			rep.Reconciled++
-		case event.ReconcileTimeout:
-			c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
-		case event.ReconcileFailed:
-			c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
-		}
+		c.waited(e.WaitEvent)
 	case event.PruneType:
-		pe := e.PruneEvent
-		switch pe.Status {
-		case event.PruneSuccessful:
-			rep.Pruned++
-			rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
-			c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
-		case event.PruneFailed:
-			c.fail(pe.Identifier, "prune failed", pe.Error)
-		case event.PruneSkipped:
-			why := "kept"
-			if pe.Error != nil {
-				why = pe.Error.Error()
-			}
-			c.r.log.printf(c.t.name, "prune of %s skipped: %s", describe(pe.Identifier), why)
+		c.pruned(e.PruneEvent)
+	}
+}
+
+// applied counts an object applied (and, unless a dry run, waits for it),
+// or fails it.
+func (c *collector) applied(ae event.ApplyEvent) {
+	switch ae.Status {
+	case event.ApplySuccessful:
+		c.t.report.Applied++
+		if !c.r.opts.DryRun {
+			c.pending[ae.Identifier] = true
 		}
+	case event.ApplyFailed:
+		c.fail(ae.Identifier, "apply failed", ae.Error)
+	case event.ApplySkipped:
+		c.fail(ae.Identifier, "apply skipped", ae.Error)
+	}
+}
+
+// waited counts an object reconciled, or fails it with its last status.
+func (c *collector) waited(we event.WaitEvent) {
+	if we.Status != event.ReconcilePending {
+		delete(c.pending, we.Identifier)
+	}
+	switch we.Status {
+	case event.ReconcileSuccessful:
+		c.t.report.Reconciled++
+	case event.ReconcileTimeout:
+		c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
+	case event.ReconcileFailed:
+		c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
+	}
+}
+
+// pruned counts and names an object pruned, fails a failed prune, and says
+// why a prune was skipped.
+func (c *collector) pruned(pe event.PruneEvent) {
+	switch pe.Status {
+	case event.PruneSuccessful:
+		rep := &c.t.report
+		rep.Pruned++
+		rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
+		c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
+	case event.PruneFailed:
+		c.fail(pe.Identifier, "prune failed", pe.Error)
+	case event.PruneSkipped:
+		why := "kept"
+		if pe.Error != nil {
+			why = pe.Error.Error()
+		}
+		c.r.log.printf(c.t.name, "prune of %s skipped: %s", describe(pe.Identifier), why)
 	}
 }
 
