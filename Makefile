@@ -22,8 +22,8 @@ build-fn: ## Build bin/shard-router-fn: without the live commands (-tags nolive)
 test: ## The fast tier: unit, golden and fuzz-seed tests (go test -short, hermetic)
 	go test -short ./cmd/... ./hack/... ./internal/... ./pkg/...
 
-test-slow: tools-kpt ## The whole suite, with what -short skips: big inputs, strace, the real kpt
-	go test -timeout 30m ./cmd/... ./hack/... ./internal/... ./pkg/...
+test-slow: tools-kpt ## The whole suite, with what -short skips: big inputs, strace, the real kpt, kube-apiserver's flag parser
+	go test -timeout 30m ./cmd/... ./hack/... ./internal/... ./pkg/... ./test/kubeapiserver/...
 
 update-kinds: ## Move to another Kubernetes release: make update-kinds KUBE_VERSION=1.x.y (go.mod, tools/cluster, pkg/kinds)
 	KUBE_VERSION=$(KUBE_VERSION) hack/update-kinds.sh

@@ -31,7 +31,7 @@ FUZZTIME="${FUZZTIME:-10000x}"
 FUZZMINIMIZETIME="${FUZZMINIMIZETIME:-100x}"
 FUZZPARALLEL="${FUZZPARALLEL:-$(nproc 2>/dev/null || echo 2)}"
 FUZZCACHE="${FUZZCACHE:-fresh}"
-FUZZPKGS="${FUZZPKGS:-cmd internal pkg}"
+FUZZPKGS="${FUZZPKGS:-cmd internal pkg test/kubeapiserver}"
 FUZZTARGETS="${FUZZTARGETS:-.}"
 
 work=$(mktemp -d)

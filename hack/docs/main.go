@@ -5,10 +5,12 @@ package main
 import (
 	"fmt"
 	"os"
+
+	"github.com/shard-router/shard-router/internal/refdocs"
 )
 
 func main() {
-	dir := referenceDir
+	dir := refdocs.Dir
 	if len(os.Args) > 1 {
 		dir = os.Args[1]
 	}
@@ -16,7 +18,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	if err := writeReference(dir); err != nil {
+	if err := refdocs.Write(dir); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -177,6 +177,8 @@ func (g *generator) namespace(i, ns int) {
 	g.meta("Namespace", nsName(ns), "", shard, shardName(shard))
 }
 
+// deployment writes a Deployment of a web service, with the fields and
+// comments of a real one.
 func (g *generator) deployment(i, ns int, name string) {
 	shard := g.shardOf(ns)
 	g.start("apps/v1", "Deployment")
@@ -200,7 +202,14 @@ func (g *generator) deployment(i, ns int, name string) {
       spec:
         serviceAccountName: %s
         containers:
-        - name: app
+`, 1+g.rnd.IntN(5), name, name, g.pick(components), name)
+	g.container()
+	g.podSecurityAndVolumes(name)
+}
+
+// container writes a Deployment's one container.
+func (g *generator) container() {
+	g.printf(`        - name: app
           image: shop/%s:1.%d.%d
           args: ["--port=8080", "--log-level=info"]
           ports:
@@ -236,7 +245,13 @@ func (g *generator) deployment(i, ns int, name string) {
             readOnly: true
           - name: tmp
             mountPath: /tmp
-        securityContext:
+`, g.pick(components), g.rnd.IntN(20), g.rnd.IntN(10),
+		50*(1+g.rnd.IntN(8)), 64*(1+g.rnd.IntN(8)), 128*(1+g.rnd.IntN(8)))
+}
+
+// podSecurityAndVolumes writes the rest of a Deployment's pod spec.
+func (g *generator) podSecurityAndVolumes(name string) {
+	g.printf(`        securityContext:
           runAsNonRoot: true
           seccompProfile:
             type: RuntimeDefault
@@ -251,8 +266,7 @@ func (g *generator) deployment(i, ns int, name string) {
           operator: Equal
           value: shop
           effect: NoSchedule
-`, 1+g.rnd.IntN(5), name, name, g.pick(components), name, g.pick(components), g.rnd.IntN(20), g.rnd.IntN(10),
-		50*(1+g.rnd.IntN(8)), 64*(1+g.rnd.IntN(8)), 128*(1+g.rnd.IntN(8)), name)
+`, name)
 }
 
 func (g *generator) service(i, ns int, name string) {

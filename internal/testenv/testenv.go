@@ -34,7 +34,8 @@ func Slow(t testing.TB, why string) {
 }
 
 // Iterations returns n in the slow tier and n/4 (at least 1) in the fast
-// tier: property tests keep their shape and run fewer seeds.
+// tier: property tests keep their shape and run fewer seeds, differential
+// tests the same generated shapes with fewer items.
 func Iterations(n int) int {
 	if testing.Short() {
 		return max(n/4, 1)

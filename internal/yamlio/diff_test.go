@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/gen"
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
@@ -91,11 +92,12 @@ func diffInputs(t testing.TB) map[string][]byte {
 	for _, tc := range streamCases {
 		inputs[tc.name] = []byte(tc.input)
 	}
+	// The same shapes in both tiers, a quarter of the items in -short.
 	for _, o := range []gen.Options{
 		{Items: 1, Contexts: 1, Seed: 1},
-		{Items: 250, Contexts: 3, Seed: 2},
-		{Items: 250, Contexts: 3, Seed: 3, Routed: true},
-		{Items: 400, Contexts: 64, Seed: 4},
+		{Items: testenv.Iterations(250), Contexts: 3, Seed: 2},
+		{Items: testenv.Iterations(250), Contexts: 3, Seed: 3, Routed: true},
+		{Items: testenv.Iterations(400), Contexts: 64, Seed: 4},
 	} {
 		inputs[fmt.Sprintf("%+v", o)] = gen.Bytes(o)
 	}
@@ -212,7 +214,8 @@ func TestReadPackageMatchesReference(t *testing.T) {
 		"list.yaml":       "- a\n- b\n",
 	})
 	requireSamePackage(t, "nested", nested)
-	for _, o := range []gen.Options{{Items: 300, Contexts: 4, Seed: 7}, {Items: 300, Contexts: 4, Seed: 8, Routed: true}} {
+	items := testenv.Iterations(300)
+	for _, o := range []gen.Options{{Items: items, Contexts: 4, Seed: 7}, {Items: items, Contexts: 4, Seed: 8, Routed: true}} {
 		dir := t.TempDir()
 		nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(gen.Bytes(o)), PreserveSeqIndent: true}).Read()
 		if err != nil {
@@ -322,7 +325,7 @@ func TestEncodeMatchesReference(t *testing.T) {
 			count++
 		}
 	}
-	if count < 300 || direct < count*9/10 {
+	if count < testenv.Iterations(300) || direct < count*9/10 {
 		t.Errorf("%d resources compared, %d of them edited directly: the direct path was not exercised", count, direct)
 	}
 }

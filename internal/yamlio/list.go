@@ -128,137 +128,180 @@ func (l *List) Item(i int) (*yaml.RNode, error) {
 // returns, a `results` field, zero items, any other key) is refused with a
 // reason: only the reference path may read it.
 func splitResourceList(data []byte) (*layout, error) {
-	switch {
-	case len(data) == 0:
-		return nil, fallback("empty input")
-	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
-		return nil, fallback("byte order mark")
-	case bytes.IndexByte(data, '\r') >= 0:
-		return nil, fallback("carriage return")
-	case bytes.IndexByte(data, '\t') >= 0:
-		return nil, fallback("tab")
+	if err := refuseBytes(data); err != nil {
+		return nil, err
 	}
-	var (
-		l         layout
-		seen      = map[string]bool{}
-		inItems   bool // between `items:` and the next top-level key
-		indent    = -1 // column of the items' "- ", once known
-		regionLo  int  // where the items' lines begin (after `items:`)
-		regionHi  = -1 // where they end
-		itemStart = -1
-		// lastComment: the last non-blank line of the current item is a
-		// comment.
-		lastComment bool
-	)
-	closeItem := func(end int) error {
-		if itemStart < 0 {
-			return nil
-		}
-		if lastComment {
-			return fallback("comment at the end of an item")
-		}
-		l.items = append(l.items, [2]int{itemStart, end})
-		itemStart = -1
-		return nil
-	}
+	s := listSplitter{data: data, seen: map[string]bool{}, indent: -1, regionHi: -1, itemStart: -1}
 	for pos := 0; pos < len(data); {
-		eol := bytes.IndexByte(data[pos:], '\n')
-		next := len(data)
-		if eol >= 0 {
-			eol += pos
-			next = eol + 1
-		} else {
-			eol = len(data)
-		}
-		line := data[pos:eol]
-		lineStart := pos
+		line, lineStart, next := lineAt(data, pos)
 		pos = next
-
-		lead := 0
-		for lead < len(line) && line[lead] == ' ' {
-			lead++
-		}
-		if lead == len(line) {
-			continue // blank: belongs to whatever it is in
-		}
-		comment := line[lead] == '#'
-
-		if inItems {
-			if indent < 0 {
-				if line[lead] != '-' {
-					if lead == 0 && !comment {
-						return nil, fallback("no items")
-					}
-					return nil, fallback("unexpected line before the first item")
-				}
-				indent = lead
-			}
-			switch {
-			case lead == indent && isSeqEntry(line[lead:]):
-				if err := closeItem(lineStart); err != nil {
-					return nil, err
-				}
-				itemStart, lastComment = lineStart, false
-				continue
-			case lead > indent:
-				if itemStart < 0 {
-					return nil, fallback("unexpected line before the first item")
-				}
-				// A comment that ends an item may be attached by yaml.v3 to
-				// what follows it; only the reference parse knows.
-				lastComment = comment
-				continue
-			case lead > 0:
-				return nil, fallback("line indented less than the items")
-			}
-			// A line at column 0 ends the items (or is refused below).
-			if line[0] == '-' || comment {
-				return nil, fallback("unexpected line at column 0 among the items")
-			}
-			if err := closeItem(lineStart); err != nil {
-				return nil, err
-			}
-			inItems, regionHi = false, lineStart
-		}
-
-		if lead > 0 {
-			continue // inside a top-level value other than items
-		}
-		if comment {
-			continue // outside the items: parsed with the skeleton
-		}
-		key, rest, ok := bytes.Cut(line, []byte(":"))
-		if !ok || (len(rest) > 0 && rest[0] != ' ') {
-			return nil, fallback("unexpected line at column 0")
-		}
-		k := string(key)
-		if seen[k] {
-			return nil, fallback("top-level key given twice: " + k)
-		}
-		seen[k] = true
-		switch k {
-		case "apiVersion", "kind", "functionConfig":
-		case "items":
-			if len(bytes.TrimRight(rest, " ")) > 0 {
-				return nil, fallback("items not a block sequence")
-			}
-			inItems, regionLo = true, next
-		default:
-			return nil, fallback("top-level key " + k)
-		}
-	}
-	if inItems {
-		if err := closeItem(len(data)); err != nil {
+		if err := s.line(line, lineStart, next); err != nil {
 			return nil, err
 		}
-		regionHi = len(data)
 	}
-	if len(l.items) == 0 {
+	return s.finish()
+}
+
+// refuseBytes refuses, before any line is read, what the line splitter
+// cannot see: an empty input, a byte order mark, carriage returns and tabs.
+func refuseBytes(data []byte) error {
+	switch {
+	case len(data) == 0:
+		return fallback("empty input")
+	case bytes.HasPrefix(data, []byte("\xef\xbb\xbf")):
+		return fallback("byte order mark")
+	case bytes.IndexByte(data, '\r') >= 0:
+		return fallback("carriage return")
+	case bytes.IndexByte(data, '\t') >= 0:
+		return fallback("tab")
+	}
+	return nil
+}
+
+// lineAt returns the line that starts at pos (without its newline), its
+// start, and where the next line starts.
+func lineAt(data []byte, pos int) (line []byte, start, next int) {
+	eol := bytes.IndexByte(data[pos:], '\n')
+	if eol < 0 {
+		return data[pos:], pos, len(data)
+	}
+	return data[pos : pos+eol], pos, pos + eol + 1
+}
+
+// listSplitter is splitResourceList's state, line by line.
+type listSplitter struct {
+	data      []byte
+	l         layout
+	seen      map[string]bool // top-level keys read
+	inItems   bool            // between `items:` and the next top-level key
+	indent    int             // column of the items' "- ", once known (else -1)
+	regionLo  int             // where the items' lines begin (after `items:`)
+	regionHi  int             // where they end (-1 until known)
+	itemStart int             // where the current item begins (-1: none)
+	// lastComment: the last non-blank line of the current item is a
+	// comment.
+	lastComment bool
+}
+
+// line reads one line that starts at lineStart; next is where the
+// following line starts.
+func (s *listSplitter) line(line []byte, lineStart, next int) error {
+	lead := 0
+	for lead < len(line) && line[lead] == ' ' {
+		lead++
+	}
+	if lead == len(line) {
+		return nil // blank: belongs to whatever it is in
+	}
+	comment := line[lead] == '#'
+	if s.inItems {
+		if done, err := s.itemLine(line, lead, lineStart, comment); done || err != nil {
+			return err
+		}
+	}
+	if lead > 0 {
+		return nil // inside a top-level value other than items
+	}
+	if comment {
+		return nil // outside the items: parsed with the skeleton
+	}
+	return s.topLevelKey(line, next)
+}
+
+// itemLine reads a line among the items. It reports done unless the line
+// is at column 0 and so ends the items: a top-level key, read next.
+func (s *listSplitter) itemLine(line []byte, lead, lineStart int, comment bool) (done bool, err error) {
+	if s.indent < 0 {
+		if line[lead] != '-' {
+			if lead == 0 && !comment {
+				return true, fallback("no items")
+			}
+			return true, fallback("unexpected line before the first item")
+		}
+		s.indent = lead
+	}
+	switch {
+	case lead == s.indent && isSeqEntry(line[lead:]):
+		if err := s.closeItem(lineStart); err != nil {
+			return true, err
+		}
+		s.itemStart, s.lastComment = lineStart, false
+		return true, nil
+	case lead > s.indent:
+		if s.itemStart < 0 {
+			return true, fallback("unexpected line before the first item")
+		}
+		// A comment that ends an item may be attached by yaml.v3 to
+		// what follows it; only the reference parse knows.
+		s.lastComment = comment
+		return true, nil
+	case lead > 0:
+		return true, fallback("line indented less than the items")
+	}
+	// A line at column 0 ends the items (or is refused below).
+	if line[0] == '-' || comment {
+		return true, fallback("unexpected line at column 0 among the items")
+	}
+	if err := s.closeItem(lineStart); err != nil {
+		return true, err
+	}
+	s.inItems, s.regionHi = false, lineStart
+	return false, nil
+}
+
+// topLevelKey reads a line at column 0 outside the items: one of the
+// ResourceList's keys, each once; `items:` opens the items at next.
+func (s *listSplitter) topLevelKey(line []byte, next int) error {
+	key, rest, ok := bytes.Cut(line, []byte(":"))
+	if !ok || (len(rest) > 0 && rest[0] != ' ') {
+		return fallback("unexpected line at column 0")
+	}
+	k := string(key)
+	if s.seen[k] {
+		return fallback("top-level key given twice: " + k)
+	}
+	s.seen[k] = true
+	switch k {
+	case "apiVersion", "kind", "functionConfig":
+	case "items":
+		if len(bytes.TrimRight(rest, " ")) > 0 {
+			return fallback("items not a block sequence")
+		}
+		s.inItems, s.regionLo = true, next
+	default:
+		return fallback("top-level key " + k)
+	}
+	return nil
+}
+
+// closeItem ends the current item, if any, at end.
+func (s *listSplitter) closeItem(end int) error {
+	if s.itemStart < 0 {
+		return nil
+	}
+	if s.lastComment {
+		return fallback("comment at the end of an item")
+	}
+	s.l.items = append(s.l.items, [2]int{s.itemStart, end})
+	s.itemStart = -1
+	return nil
+}
+
+// finish closes the items at the end of the input and cuts them out of
+// the skeleton.
+func (s *listSplitter) finish() (*layout, error) {
+	if s.inItems {
+		if err := s.closeItem(len(s.data)); err != nil {
+			return nil, err
+		}
+		s.regionHi = len(s.data)
+	}
+	if len(s.l.items) == 0 {
 		return nil, fallback("no items")
 	}
-	l.skeleton = make([]byte, 0, regionLo+len(data)-regionHi)
-	l.skeleton = append(append(l.skeleton, data[:regionLo]...), data[regionHi:]...)
-	return &l, nil
+	s.l.skeleton = make([]byte, 0, s.regionLo+len(s.data)-s.regionHi)
+	s.l.skeleton = append(append(s.l.skeleton, s.data[:s.regionLo]...), s.data[s.regionHi:]...)
+	return &s.l, nil
 }
 
 // isSeqEntry reports whether a line (from its first non-space) starts a

@@ -105,12 +105,12 @@ users: [{name: u, user: {token: t}}]
 contexts: [{name: ctx-00, context: {cluster: mute, user: u}}]
 current-context: ctx-00
 `)
-	code, stdout, stderr := execCLI(t, "", "status", out, "--kubeconfig", kubeconfig, "--context", "ctx-00", "--timeout", "1s", "-o", "json")
+	code, stdout, stderr := execCLI(t, "", "status", out, "--kubeconfig", kubeconfig, "--context", "ctx-00", "--timeout", "200ms", "-o", "json")
 	var doc v1alpha1.FleetStatus
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatalf("exit %d: %v\n%s%s", code, err, stdout, stderr)
 	}
-	if c := doc.Contexts[0]; code != 1 || c.Reachable || !strings.HasPrefix(c.Error, "timed out after 1s (--timeout)") {
+	if c := doc.Contexts[0]; code != 1 || c.Reachable || !strings.HasPrefix(c.Error, "timed out after 200ms (--timeout)") {
 		t.Errorf("exit %d, context %+v; want 1, unreachable, timed out", code, c)
 	}
 }

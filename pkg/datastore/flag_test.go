@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apiserver/pkg/server/options"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -74,74 +70,6 @@ func TestFormatFlag(t *testing.T) {
 	for i, ctx := range table.Names {
 		if got := FormatFlag(Entries(table, i)); got != want[ctx] {
 			t.Errorf("%s: got %q, want %q", ctx, got, want[ctx])
-		}
-	}
-}
-
-// TestFlagParsedByKubeAPIServer feeds each value through kube-apiserver's
-// own flag (registered by k8s.io/apiserver's EtcdOptions.AddFlags, a pflag
-// StringSlice that reads CSV) and its ParseEtcdServersOverrides, and
-// compares the result with the config.
-func TestFlagParsedByKubeAPIServer(t *testing.T) {
-	table := compile(t, testConfig)
-	for i, ctx := range table.Names {
-		t.Run(ctx, func(t *testing.T) {
-			value := FormatFlag(Entries(table, i))
-			opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
-			fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
-			opts.AddFlags(fs)
-			if err := fs.Parse([]string{"--etcd-servers-overrides=" + value}); err != nil {
-				t.Fatalf("pflag: %v", err)
-			}
-			parsed, err := options.ParseEtcdServersOverrides(opts.EtcdServersOverrides)
-			if err != nil {
-				t.Fatalf("ParseEtcdServersOverrides(%q): %v", value, err)
-			}
-			var want []options.EtcdServerOverride
-			for _, e := range Entries(table, i) {
-				want = append(want, options.EtcdServerOverride{
-					GroupResource: schema.GroupResource{Group: e.Resource.Group, Resource: e.Resource.Resource},
-					Servers:       e.Servers})
-			}
-			if !reflect.DeepEqual(parsed, want) {
-				t.Errorf("kube-apiserver parsed %q as %+v, want %+v", value, parsed, want)
-			}
-			// And our own reader agrees with kube-apiserver.
-			ours, err := ParseFlag(value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(ours) != len(parsed) {
-				t.Fatalf("ParseFlag gave %d entries, kube-apiserver %d", len(ours), len(parsed))
-			}
-			for k := range ours {
-				if ours[k].Resource.Group != parsed[k].GroupResource.Group || ours[k].Resource.Resource != parsed[k].GroupResource.Resource || !reflect.DeepEqual(ours[k].Servers, parsed[k].Servers) {
-					t.Errorf("entry %d: ParseFlag %+v, kube-apiserver %+v", k, ours[k], parsed[k])
-				}
-			}
-		})
-	}
-}
-
-func TestParseFlagRejectsWhatKubeAPIServerRejects(t *testing.T) {
-	for _, value := range []string{
-		"/events",                    // no servers
-		"events#http://a:2379",       // no group separator
-		"/events#http://a:2379;",     // empty server
-		"/events#http://a:2379#x",    // two '#'
-		`/events#http://a:2379,"bad`, // broken CSV
-		"a/b/c#http://a:2379",        // two '/'
-	} {
-		_, ours := ParseFlag(value)
-		var theirs error
-		opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
-		fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
-		opts.AddFlags(fs)
-		if theirs = fs.Parse([]string{"--etcd-servers-overrides=" + value}); theirs == nil {
-			_, theirs = options.ParseEtcdServersOverrides(opts.EtcdServersOverrides)
-		}
-		if ours == nil || theirs == nil {
-			t.Errorf("%q: ParseFlag error %v, kube-apiserver error %v; both should fail", value, ours, theirs)
 		}
 	}
 }

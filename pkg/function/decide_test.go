@@ -97,7 +97,8 @@ const testNamespaces = `- {apiVersion: v1, kind: Namespace, metadata: {name: a, 
 - {apiVersion: v1, kind: Namespace, metadata: {name: c, labels: {shard: "02"}}}
 `
 
-// withAll adds a Namespace "all" that every context's selector matches.
+// testAllConfig: every context's selector also matches a Namespace labelled
+// shard: all; c00 and c02 declare an events datastore for /events.
 const testAllConfig = `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata:

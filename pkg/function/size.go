@@ -42,7 +42,7 @@ func SerializedSize(rn *yaml.RNode) int64 {
 		return 0
 	}
 	s := &sizer{}
-	return s.nodeSize(rn.YNode(), 0, pathTop)
+	return s.nodeSize(rn.YNode(), 0, scopeTop)
 }
 
 // sizer remembers the size of each aliased node, so that an alias bomb
@@ -72,43 +72,21 @@ const maxDepth = 1000
 type sizeScope int
 
 const (
-	pathTop sizeScope = iota
-	pathMetadata
-	pathOther
+	scopeTop sizeScope = iota
+	scopeMetadata
+	scopeOther
 )
 
+// nodeSize is the length of n as JSON, n being in the mapping at.
 func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 	if n != nil && n.Kind == yaml.AliasNode {
-		k := aliasKey{n.Alias, at}
-		if v, ok := s.aliased[k]; ok {
-			return v
-		}
-		if s.aliased == nil {
-			s.aliased = map[aliasKey]int64{}
-		}
-		// Capped, so that sums of aliases cannot overflow: any input has
-		// fewer than 2^31 alias nodes. It is far beyond any object etcd takes.
-		inFlow := s.inFlow
-		if f, ok := s.anchoredInFlow[n.Alias]; ok {
-			s.inFlow = f
-		}
-		v := min(s.nodeSize(n.Alias, depth+1, at), maxAliasSize)
-		s.inFlow = inFlow
-		s.aliased[k] = v
-		return v
+		return s.aliasSize(n, depth, at)
 	}
 	n = yamlio.Deref(n)
 	if n == nil || depth > maxDepth {
 		return 4 // null
 	}
-	if n.Anchor != "" {
-		if s.anchoredInFlow == nil {
-			s.anchoredInFlow = map[*yaml.Node]bool{}
-		}
-		if _, ok := s.anchoredInFlow[n]; !ok {
-			s.anchoredInFlow[n] = s.inFlow
-		}
-	}
+	s.noteAnchor(n)
 	if (n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode) && n.Style&yaml.FlowStyle != 0 && !s.inFlow {
 		s.inFlow = true
 		defer func() { s.inFlow = false }()
@@ -120,42 +98,9 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 		}
 		return s.nodeSize(n.Content[0], depth+1, at)
 	case yaml.SequenceNode:
-		size := int64(2) // []
-		for i, c := range n.Content {
-			if i > 0 {
-				size++ // ,
-			}
-			size += s.nodeSize(c, depth+1, pathOther)
-		}
-		return size
+		return s.sequenceSize(n, depth)
 	case yaml.MappingNode:
-		size := int64(2) // {}
-		entries := 0
-		content := resolvedContent(n)
-		for i := 0; i+1 < len(content); i += 2 {
-			key := yamlio.Deref(content[i])
-			if key == nil {
-				continue
-			}
-			var v int64
-			switch {
-			case at == pathTop && key.Value == "metadata":
-				v = s.nodeSize(content[i+1], depth+1, pathMetadata)
-			case at == pathMetadata && key.Value == "annotations":
-				var kept int
-				if v, kept = s.annotationsSize(content[i+1], depth+1); kept == 0 {
-					continue
-				}
-			default:
-				v = s.nodeSize(content[i+1], depth+1, pathOther)
-			}
-			if entries > 0 {
-				size++ // ,
-			}
-			entries++
-			size += jsonStringLen(key.Value) + 1 + v // "key":value
-		}
-		return size
+		return s.mappingSize(n, depth, at)
 	case yaml.ScalarNode:
 		if s.inFlow && n.Value == "" && n.ShortTag() == yaml.NodeTagNull && n.Style&yaml.TaggedStyle == 0 {
 			// yaml.v3's encoder, so kyaml and kpt, write this null in a
@@ -168,12 +113,98 @@ func (s *sizer) nodeSize(n *yaml.Node, depth int, at sizeScope) int64 {
 	return 4
 }
 
-// annotations sizes metadata.annotations without the annotations that
+// aliasSize sizes an alias as the node it names, once per node and scope.
+func (s *sizer) aliasSize(n *yaml.Node, depth int, at sizeScope) int64 {
+	k := aliasKey{n.Alias, at}
+	if v, ok := s.aliased[k]; ok {
+		return v
+	}
+	if s.aliased == nil {
+		s.aliased = map[aliasKey]int64{}
+	}
+	// Capped, so that sums of aliases cannot overflow: any input has
+	// fewer than 2^31 alias nodes. It is far beyond any object etcd takes.
+	inFlow := s.inFlow
+	if f, ok := s.anchoredInFlow[n.Alias]; ok {
+		s.inFlow = f
+	}
+	v := min(s.nodeSize(n.Alias, depth+1, at), maxAliasSize)
+	s.inFlow = inFlow
+	s.aliased[k] = v
+	return v
+}
+
+// noteAnchor records, for an anchored node seen the first time, whether
+// its definition is inside a flow collection.
+func (s *sizer) noteAnchor(n *yaml.Node) {
+	if n.Anchor == "" {
+		return
+	}
+	if s.anchoredInFlow == nil {
+		s.anchoredInFlow = map[*yaml.Node]bool{}
+	}
+	if _, ok := s.anchoredInFlow[n]; !ok {
+		s.anchoredInFlow[n] = s.inFlow
+	}
+}
+
+// sequenceSize is a sequence's JSON length: [a,b].
+func (s *sizer) sequenceSize(n *yaml.Node, depth int) int64 {
+	size := int64(2) // []
+	for i, c := range n.Content {
+		if i > 0 {
+			size++ // ,
+		}
+		size += s.nodeSize(c, depth+1, scopeOther)
+	}
+	return size
+}
+
+// mappingSize is a mapping's JSON length: {"k":v,...}, without the
+// annotations SerializedSize leaves out (and without an annotations map
+// left empty).
+func (s *sizer) mappingSize(n *yaml.Node, depth int, at sizeScope) int64 {
+	size := int64(2) // {}
+	entries := 0
+	content := resolvedContent(n)
+	for i := 0; i+1 < len(content); i += 2 {
+		key := yamlio.Deref(content[i])
+		if key == nil {
+			continue
+		}
+		v, kept := s.valueSize(key.Value, content[i+1], depth, at)
+		if !kept {
+			continue
+		}
+		if entries > 0 {
+			size++ // ,
+		}
+		entries++
+		size += jsonStringLen(key.Value) + 1 + v // "key":value
+	}
+	return size
+}
+
+// valueSize sizes the value of key in a mapping at scope at; kept is false
+// for an annotations map of which nothing is kept.
+func (s *sizer) valueSize(key string, value *yaml.Node, depth int, at sizeScope) (size int64, kept bool) {
+	switch {
+	case at == scopeTop && key == "metadata":
+		return s.nodeSize(value, depth+1, scopeMetadata), true
+	case at == scopeMetadata && key == "annotations":
+		size, n := s.annotationsSize(value, depth+1)
+		return size, n > 0
+	default:
+		return s.nodeSize(value, depth+1, scopeOther), true
+	}
+}
+
+// annotationsSize sizes metadata.annotations without the annotations that
 // SerializedSize leaves out, and returns how many it kept.
 func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 	n = yamlio.Deref(n)
 	if n == nil || n.Kind != yaml.MappingNode {
-		return s.nodeSize(n, depth, pathOther), 1
+		return s.nodeSize(n, depth, scopeOther), 1
 	}
 	if n.Style&yaml.FlowStyle != 0 && !s.inFlow { // as nodeSize does
 		s.inFlow = true
@@ -190,7 +221,7 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 			size++
 		}
 		kept++
-		size += jsonStringLen(key.Value) + 1 + s.nodeSize(content[i+1], depth+1, pathOther)
+		size += jsonStringLen(key.Value) + 1 + s.nodeSize(content[i+1], depth+1, scopeOther)
 	}
 	return size, kept
 }

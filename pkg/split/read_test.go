@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/gen"
+	"github.com/shard-router/shard-router/internal/testenv"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
 	"github.com/shard-router/shard-router/pkg/input"
@@ -196,11 +197,12 @@ functionConfig:
 
 func TestReadStreamMatchesKyaml(t *testing.T) {
 	inputs := map[string][]byte{"tricky": []byte(trickyList)}
+	// The same shapes in both tiers, a quarter of the items in -short.
 	for _, o := range []gen.Options{
 		{Items: 1, Contexts: 1, Seed: 1},
-		{Items: 250, Contexts: 3, Seed: 2},
-		{Items: 250, Contexts: 3, Seed: 3, Routed: true},
-		{Items: 400, Contexts: 64, Seed: 4},
+		{Items: testenv.Iterations(250), Contexts: 3, Seed: 2},
+		{Items: testenv.Iterations(250), Contexts: 3, Seed: 3, Routed: true},
+		{Items: testenv.Iterations(400), Contexts: 64, Seed: 4},
 	} {
 		inputs[fmt.Sprintf("%+v", o)] = gen.Bytes(o)
 	}
@@ -271,7 +273,8 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 	writeTree(t, nested, files)
 	dirs["nested"] = nested
 
-	for _, o := range []gen.Options{{Items: 300, Contexts: 4, Seed: 7}, {Items: 300, Contexts: 4, Seed: 8, Routed: true}} {
+	items := testenv.Iterations(300)
+	for _, o := range []gen.Options{{Items: items, Contexts: 4, Seed: 7}, {Items: items, Contexts: 4, Seed: 8, Routed: true}} {
 		dir := t.TempDir()
 		writePackage(t, dir, gen.Bytes(o))
 		// The package's config, as a file of the package.

@@ -19,15 +19,28 @@ const contextNameForbidden = `,=/\`
 // need the table of built-in resources (dataStoreOverrides[].resource) live in
 // the datastore package.
 func (c *ShardConfig) Validate() field.ErrorList {
-	var errs field.ErrorList
 	spec := field.NewPath("spec")
-	ctxPath := spec.Child("contexts")
-	if len(c.Spec.Contexts) == 0 {
+	errs, seen, declared := validateContexts(c.Spec.Contexts, spec.Child("contexts"))
+	if d := c.Spec.DefaultContext; d != "" {
+		if _, ok := seen[d]; !ok {
+			errs = append(errs, field.NotFound(spec.Child("defaultContext"), d))
+		}
+	}
+	errs = append(errs, c.validatePlacementAndBudgets()...)
+	if g := c.Spec.PruneGuard; g != nil {
+		errs = append(errs, validatePruneGuard(g, spec.Child("pruneGuard"))...)
+	}
+	return append(errs, validateOverrides(c.Spec.DataStoreOverrides, spec.Child("dataStoreOverrides"), declared)...)
+}
+
+// validateContexts checks spec.contexts, and returns the contexts' names
+// (to their index) and the datastore names any context declares.
+func validateContexts(contexts []Context, ctxPath *field.Path) (errs field.ErrorList, seen map[string]int, declared map[string]bool) {
+	if len(contexts) == 0 {
 		errs = append(errs, field.Required(ctxPath, "at least one context is needed; expected "+AcceptedKinds))
 	}
-	seen := map[string]int{}
-	declared := map[string]bool{} // datastore names declared by any context
-	for i, ctx := range c.Spec.Contexts {
+	seen, declared = map[string]int{}, map[string]bool{}
+	for i, ctx := range contexts {
 		p := ctxPath.Index(i)
 		errs = append(errs, ValidateContextName(ctx.Name, p.Child("name"))...)
 		if j, dup := seen[ctx.Name]; dup && ctx.Name != "" {
@@ -41,63 +54,82 @@ func (c *ShardConfig) Validate() field.ErrorList {
 		if ctx.ResourceSelector != nil {
 			errs = append(errs, metav1validation.ValidateLabelSelector(ctx.ResourceSelector, opts, p.Child("resourceSelector"))...)
 		}
-		stores := map[string]int{}
-		for k, ds := range ctx.DataStores {
-			dp := p.Child("dataStores").Index(k)
-			errs = append(errs, validateDataStoreName(ds.Name, dp.Child("name"))...)
-			if j, dup := stores[ds.Name]; dup {
-				errs = append(errs, field.Duplicate(dp.Child("name"), fmt.Sprintf("%s (also dataStores[%d] of this context)", ds.Name, j)))
-			}
-			stores[ds.Name] = k
-			declared[ds.Name] = true
-			if len(ds.Endpoints) == 0 {
-				errs = append(errs, field.Required(dp.Child("endpoints"), "a datastore needs at least one etcd endpoint"))
-			}
-			for e, ep := range ds.Endpoints {
-				if err := ValidateEndpoint(ep); err != nil {
-					errs = append(errs, field.Invalid(dp.Child("endpoints").Index(e), ep, err.Error()))
-				}
-			}
-			if ds.KamajiDataStore != "" {
-				for _, msg := range validation.IsDNS1123Subdomain(ds.KamajiDataStore) {
-					errs = append(errs, field.Invalid(dp.Child("kamajiDataStore"), ds.KamajiDataStore, msg))
-				}
+		errs = append(errs, validateDataStores(ctx.DataStores, p.Child("dataStores"), declared)...)
+		if ctx.Inventory != nil {
+			errs = append(errs, validateInventory(ctx.Inventory, p.Child("inventory"))...)
+		}
+	}
+	return errs, seen, declared
+}
+
+// validateDataStores checks one context's dataStores, and adds their names
+// to declared.
+func validateDataStores(stores []DataStore, p *field.Path, declared map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	index := map[string]int{}
+	for k, ds := range stores {
+		dp := p.Index(k)
+		errs = append(errs, validateDataStoreName(ds.Name, dp.Child("name"))...)
+		if j, dup := index[ds.Name]; dup {
+			errs = append(errs, field.Duplicate(dp.Child("name"), fmt.Sprintf("%s (also dataStores[%d] of this context)", ds.Name, j)))
+		}
+		index[ds.Name] = k
+		declared[ds.Name] = true
+		if len(ds.Endpoints) == 0 {
+			errs = append(errs, field.Required(dp.Child("endpoints"), "a datastore needs at least one etcd endpoint"))
+		}
+		for e, ep := range ds.Endpoints {
+			if err := ValidateEndpoint(ep); err != nil {
+				errs = append(errs, field.Invalid(dp.Child("endpoints").Index(e), ep, err.Error()))
 			}
 		}
-		if inv := ctx.Inventory; inv != nil {
-			ip := p.Child("inventory")
-			if inv.Name != "" {
-				for _, msg := range validation.IsDNS1123Subdomain(inv.Name) {
-					errs = append(errs, field.Invalid(ip.Child("name"), inv.Name, msg))
-				}
-			}
-			if inv.Namespace != "" {
-				for _, msg := range validation.IsDNS1123Label(inv.Namespace) {
-					errs = append(errs, field.Invalid(ip.Child("namespace"), inv.Namespace, msg))
-				}
-			}
-			if inv.ID != "" && strings.IndexFunc(inv.ID, unicode.IsSpace) >= 0 {
-				errs = append(errs, field.Invalid(ip.Child("id"), inv.ID, "must not contain whitespace"))
+		if ds.KamajiDataStore != "" {
+			for _, msg := range validation.IsDNS1123Subdomain(ds.KamajiDataStore) {
+				errs = append(errs, field.Invalid(dp.Child("kamajiDataStore"), ds.KamajiDataStore, msg))
 			}
 		}
 	}
-	if d := c.Spec.DefaultContext; d != "" {
-		if _, ok := seen[d]; !ok {
-			errs = append(errs, field.NotFound(spec.Child("defaultContext"), d))
+	return errs
+}
+
+// validateInventory checks a context's inventory: names kube-apiserver
+// accepts, an id without whitespace.
+func validateInventory(inv *Inventory, ip *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if inv.Name != "" {
+		for _, msg := range validation.IsDNS1123Subdomain(inv.Name) {
+			errs = append(errs, field.Invalid(ip.Child("name"), inv.Name, msg))
 		}
 	}
-	errs = append(errs, c.validatePlacementAndBudgets()...)
-	if g := c.Spec.PruneGuard; g != nil {
-		gp := spec.Child("pruneGuard")
-		if g.MaxPercent != nil && (*g.MaxPercent < 0 || *g.MaxPercent > 100) {
-			errs = append(errs, field.Invalid(gp.Child("maxPercent"), *g.MaxPercent, "must be a percentage from 0 to 100"))
-		}
-		if g.MinObjects != nil && *g.MinObjects < 0 {
-			errs = append(errs, field.Invalid(gp.Child("minObjects"), *g.MinObjects, "must not be negative"))
+	if inv.Namespace != "" {
+		for _, msg := range validation.IsDNS1123Label(inv.Namespace) {
+			errs = append(errs, field.Invalid(ip.Child("namespace"), inv.Namespace, msg))
 		}
 	}
-	for i, o := range c.Spec.DataStoreOverrides {
-		p := spec.Child("dataStoreOverrides").Index(i)
+	if inv.ID != "" && strings.IndexFunc(inv.ID, unicode.IsSpace) >= 0 {
+		errs = append(errs, field.Invalid(ip.Child("id"), inv.ID, "must not contain whitespace"))
+	}
+	return errs
+}
+
+// validatePruneGuard checks spec.pruneGuard's limits.
+func validatePruneGuard(g *PruneGuard, gp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if g.MaxPercent != nil && (*g.MaxPercent < 0 || *g.MaxPercent > 100) {
+		errs = append(errs, field.Invalid(gp.Child("maxPercent"), *g.MaxPercent, "must be a percentage from 0 to 100"))
+	}
+	if g.MinObjects != nil && *g.MinObjects < 0 {
+		errs = append(errs, field.Invalid(gp.Child("minObjects"), *g.MinObjects, "must not be negative"))
+	}
+	return errs
+}
+
+// validateOverrides checks spec.dataStoreOverrides: each names a resource
+// and a datastore some context declares (not "default").
+func validateOverrides(overrides []DataStoreOverride, op *field.Path, declared map[string]bool) field.ErrorList {
+	var errs field.ErrorList
+	for i, o := range overrides {
+		p := op.Index(i)
 		if o.Resource == "" {
 			errs = append(errs, field.Required(p.Child("resource"), `a storage group/resource such as "/events" or "coordination.k8s.io/leases"`))
 		}

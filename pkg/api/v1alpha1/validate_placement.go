@@ -75,9 +75,20 @@ func (c *ShardConfig) validatePlacementLabel(l *PlacementLabel, p *field.Path) f
 		}
 	}
 	vp := p.Child("values")
+	errs = append(errs, c.validatePlacementValues(l.Values, vp)...)
+	if len(errs) > 0 || l.Key == "" {
+		return errs
+	}
+	return c.validateStampedLabel(l, vp)
+}
+
+// validatePlacementValues checks that every context has a label value of
+// its own, and that every value names a context.
+func (c *ShardConfig) validatePlacementValues(values map[string]string, vp *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	owner := map[string]string{} // label value -> context
 	for i, ctx := range c.Spec.Contexts {
-		v, ok := l.Values[ctx.Name]
+		v, ok := values[ctx.Name]
 		if !ok {
 			errs = append(errs, field.Required(vp.Key(ctx.Name), fmt.Sprintf("every context needs a label value (spec.contexts[%d])", i)))
 			continue
@@ -95,8 +106,8 @@ func (c *ShardConfig) validatePlacementLabel(l *PlacementLabel, p *field.Path) f
 		}
 		owner[v] = ctx.Name
 	}
-	names := make([]string, 0, len(l.Values))
-	for name := range l.Values {
+	names := make([]string, 0, len(values))
+	for name := range values {
 		names = append(names, name)
 	}
 	sort.Strings(names)
@@ -105,9 +116,13 @@ func (c *ShardConfig) validatePlacementLabel(l *PlacementLabel, p *field.Path) f
 			errs = append(errs, field.NotFound(vp.Key(name), name))
 		}
 	}
-	if len(errs) > 0 || l.Key == "" {
-		return errs
-	}
+	return errs
+}
+
+// validateStampedLabel refuses a label value that makes another context's
+// selector match the Namespace it is stamped on.
+func (c *ShardConfig) validateStampedLabel(l *PlacementLabel, vp *field.Path) field.ErrorList {
+	var errs field.ErrorList
 	for _, ctx := range c.Spec.Contexts {
 		stamped := labels.Set{l.Key: l.Values[ctx.Name]}
 		for j, other := range c.Spec.Contexts {

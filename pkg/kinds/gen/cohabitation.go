@@ -31,6 +31,18 @@ func parseCohabitations(dir string) ([][]groupResource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading kube-apiserver's storage factory: %w", err)
 	}
+	lists, err := cohabitatingCalls(fset, f, groupResolver(dir, importAliases(f)))
+	if err != nil {
+		return nil, err
+	}
+	if len(lists) == 0 {
+		return nil, fmt.Errorf("%s has no AddCohabitatingResources call: has kube-apiserver moved it?", storageFactoryFile)
+	}
+	return lists, nil
+}
+
+// importAliases maps the name each import of f is used by to its path.
+func importAliases(f *ast.File) map[string]string {
 	imports := map[string]string{} // alias -> import path
 	for _, imp := range f.Imports {
 		p, _ := strconv.Unquote(imp.Path.Value)
@@ -40,8 +52,14 @@ func parseCohabitations(dir string) ([][]groupResource, error) {
 		}
 		imports[name] = p
 	}
+	return imports
+}
+
+// groupResolver returns the API group of an import alias: the GroupName of
+// the package of k8s.io/kubernetes (in the tree at dir) it names, read once.
+func groupResolver(dir string, imports map[string]string) func(alias string) (string, error) {
 	groups := map[string]string{} // alias -> group
-	groupOf := func(alias string) (string, error) {
+	return func(alias string) (string, error) {
 		if g, ok := groups[alias]; ok {
 			return g, nil
 		}
@@ -56,6 +74,11 @@ func parseCohabitations(dir string) ([][]groupResource, error) {
 		groups[alias] = g
 		return g, nil
 	}
+}
+
+// cohabitatingCalls reads the arguments of f's AddCohabitatingResources
+// calls, in source order.
+func cohabitatingCalls(fset *token.FileSet, f *ast.File, groupOf func(string) (string, error)) ([][]groupResource, error) {
 	var lists [][]groupResource
 	var walkErr error
 	ast.Inspect(f, func(n ast.Node) bool {
@@ -79,13 +102,7 @@ func parseCohabitations(dir string) ([][]groupResource, error) {
 		lists = append(lists, list)
 		return true
 	})
-	if walkErr != nil {
-		return nil, walkErr
-	}
-	if len(lists) == 0 {
-		return nil, fmt.Errorf("%s has no AddCohabitatingResources call: has kube-apiserver moved it?", storageFactoryFile)
-	}
-	return lists, nil
+	return lists, walkErr
 }
 
 // resourceCall reads alias.Resource("plural").

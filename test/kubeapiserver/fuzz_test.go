@@ -1,4 +1,4 @@
-package datastore
+package kubeapiserver_test
 
 import (
 	"reflect"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/config"
+	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -19,7 +20,7 @@ import (
 // accept must make a flag value that kube-apiserver's own flag (pflag's
 // CSV string slice, then ParseEtcdServersOverrides) and ParseFlag both read
 // back as exactly the override: its storage group/resource and the
-// endpoint; and FormatFlag(ParseFlag(v)) == v.
+// endpoint; and datastore.FormatFlag(datastore.ParseFlag(v)) == v.
 func FuzzOverride(f *testing.F) {
 	for _, seed := range [][2]string{
 		{"/events", "https://etcd-0:2379"},
@@ -56,7 +57,7 @@ func FuzzOverride(f *testing.F) {
 		if len(errs) > 0 {
 			return
 		}
-		entries := Entries(table, 0)
+		entries := datastore.Entries(table, 0)
 		if len(entries) != 1 {
 			t.Fatalf("%d entries for one override", len(entries))
 		}
@@ -68,7 +69,7 @@ func FuzzOverride(f *testing.F) {
 		if !ok || entries[0].Resource != canonical {
 			t.Fatalf("entry %v, want the storage resource %v of %q", entries[0].Resource, canonical, resource)
 		}
-		value := FormatFlag(entries)
+		value := datastore.FormatFlag(entries)
 
 		opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
 		fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
@@ -84,14 +85,14 @@ func FuzzOverride(f *testing.F) {
 			!reflect.DeepEqual(parsed[0].Servers, []string{endpoint}) {
 			t.Fatalf("kube-apiserver reads %q as %+v, want %v#%s", value, parsed, canonical, endpoint)
 		}
-		ours, err := ParseFlag(value)
+		ours, err := datastore.ParseFlag(value)
 		if err != nil {
-			t.Fatalf("ParseFlag(%q): %v", value, err)
+			t.Fatalf("datastore.ParseFlag(%q): %v", value, err)
 		}
 		if len(ours) != 1 || ours[0].Resource != canonical || !slices.Equal(ours[0].Servers, []string{endpoint}) {
-			t.Fatalf("ParseFlag(%q) = %+v", value, ours)
+			t.Fatalf("datastore.ParseFlag(%q) = %+v", value, ours)
 		}
-		if again := FormatFlag(ours); again != value {
+		if again := datastore.FormatFlag(ours); again != value {
 			t.Fatalf("round trip %q -> %q", value, again)
 		}
 	})
@@ -110,7 +111,7 @@ func FuzzParseFlag(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, value string) {
-		ours, err := ParseFlag(value)
+		ours, err := datastore.ParseFlag(value)
 		opts := options.NewEtcdOptions(storagebackend.NewDefaultConfig("/registry", nil))
 		fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 		opts.AddFlags(fs)
@@ -127,8 +128,8 @@ func FuzzParseFlag(f *testing.F) {
 		if value == "" {
 			return
 		}
-		again := FormatFlag(ours)
-		back, err := ParseFlag(again)
+		again := datastore.FormatFlag(ours)
+		back, err := datastore.ParseFlag(again)
 		if err != nil {
 			t.Fatalf("%q -> %q, which ParseFlag rejects: %v", value, again, err)
 		}

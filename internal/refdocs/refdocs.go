@@ -1,4 +1,8 @@
-package main
+// Package refdocs writes the command reference (docs/reference) from the
+// commands' help text: `make docs` runs it (hack/docs), and a test of
+// pkg/cli fails when the reference is stale. It is not in pkg/cli, so that
+// cobra's doc package is never linked into the product.
+package refdocs
 
 import (
 	"io"
@@ -11,16 +15,13 @@ import (
 	"github.com/shard-router/shard-router/pkg/cli"
 )
 
-// referenceDir is where the command reference lives, relative to the
-// repository root. The commands' help text is its only source: `make docs`
-// regenerates it and a test fails when it is stale. The generator lives
-// here, not in pkg/cli, so that cobra's doc package is never linked into
-// the product.
-const referenceDir = "docs/reference"
+// Dir is where the command reference lives, relative to the repository
+// root. The commands' help text is its only source.
+const Dir = "docs/reference"
 
-// writeReference writes one markdown page per command into dir, from the
-// same cobra commands that print --help.
-func writeReference(dir string) error {
+// Write writes one markdown page per command into dir, from the same cobra
+// commands that print --help.
+func Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
