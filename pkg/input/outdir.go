@@ -32,6 +32,9 @@ const (
 	MarkerFormat = "shard-router-split v1"
 	// TmpPrefix names the staging directory inside the output directory.
 	TmpPrefix = MarkerFile + "-tmp-"
+	// LockFile is the lock split -o and apply hold on the output directory
+	// while they write it (see split.LockOutDir); it is no context's file.
+	LockFile = ".shard-router.lock"
 	// RGFile is the inventory file name kpt live init writes.
 	RGFile = "resourcegroup.yaml"
 )
@@ -179,6 +182,8 @@ func openOutDir(dir string, read ReadMode) (*OutDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the output directory %s: %w", dir, err)
 	}
+	// The lock of a writer (this run's own) does not make it non-empty.
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.Name() == LockFile })
 	if len(entries) == 0 {
 		return d, nil
 	}
