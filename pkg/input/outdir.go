@@ -86,7 +86,7 @@ type PrevContext struct {
 	// Held maps each resource the directory holds to its datastore in this
 	// context ("" when its annotations cannot say).
 	Held  map[ObjKey]string
-	First string // a resource it holds, for messages
+	First string // a resource it holds and its file, for messages
 	// Objs are the resources' contents and places, read for plan only:
 	// all of them, or with ReadScan those of the files parsed so far.
 	Objs map[ObjKey]PrevObject
@@ -387,7 +387,7 @@ func (pc *PrevContext) readFiles(dir, shown string, mode ReadMode) error {
 				}
 			}
 			if pc.First == "" {
-				pc.First = h.Desc
+				pc.First = h.Desc + " in " + files[i]
 			}
 		}
 	}
