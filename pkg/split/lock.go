@@ -35,21 +35,17 @@ type Lock struct {
 // refuse, and the lock is a no-op, as for a path that is no directory.
 func LockOutDir(dir string, create bool) (*Lock, error) {
 	l := &Lock{path: filepath.Join(dir, input.LockFile)}
-	st, err := os.Stat(dir)
-	switch {
-	case err == nil && !st.IsDir(), err != nil && !errors.Is(err, fs.ErrNotExist):
-		return &Lock{}, nil // input.OpenOutDir refuses it
-	case err != nil && !create:
-		return &Lock{}, nil // the caller refuses a missing OUT_DIR
-	case err != nil:
-		if err := os.MkdirAll(dir, dirMode); err != nil {
+	// Unlock removes the lock file (and an OUT_DIR it created), so a file
+	// opened just before that may be locked once unlinked: retry on the
+	// file now at the path.
+	for range 100 {
+		ok, err := l.makeDir(dir, create)
+		if err != nil {
 			return nil, err
 		}
-		l.created = dir
-	}
-	// Unlock removes the lock file, so a file opened just before that
-	// may be locked once unlinked: retry on the file now at the path.
-	for range 5 {
+		if !ok {
+			return &Lock{}, nil
+		}
 		f, err := l.try(dir)
 		if err != nil {
 			l.removeCreated()
@@ -67,10 +63,33 @@ func LockOutDir(dir string, create bool) (*Lock, error) {
 	return nil, fmt.Errorf("%s: could not take the lock %s: it kept being replaced", dir, l.path)
 }
 
-// try opens and locks the lock file; nil when the file was unlinked
-// meanwhile.
+// makeDir checks OUT_DIR, creating it when create is set and it is missing
+// (remembered for removeCreated); false when there is no directory to lock.
+func (l *Lock) makeDir(dir string, create bool) (bool, error) {
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil:
+		return st.IsDir(), nil // input.OpenOutDir refuses a file
+	case !errors.Is(err, fs.ErrNotExist) || !create:
+		return false, nil // left for the caller to refuse
+	}
+	switch err := os.MkdirAll(dir, dirMode); {
+	case errors.Is(err, fs.ErrExist):
+		return true, nil // made and removed again by another run: retry
+	case err != nil:
+		return false, err
+	}
+	l.created = dir
+	return true, nil
+}
+
+// try opens and locks the lock file; nil when the file (or the OUT_DIR
+// this run created) was removed meanwhile.
 func (l *Lock) try(dir string) (*os.File, error) {
 	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, fileMode)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // another run removed the OUT_DIR it created
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cannot lock the output directory %s: %w", dir, err)
 	}

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/input"
@@ -108,4 +110,34 @@ func TestLockKilledHolder(t *testing.T) {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
 	l.Unlock()
+}
+
+// Writers racing for a new OUT_DIR, each removing the lock file (and the
+// empty OUT_DIR) when done: never two hold it at once, and a refusal is
+// always ErrLocked.
+func TestLockRace(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	var holders atomic.Int32
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				l, err := split.LockOutDir(out, true)
+				if err != nil {
+					if !errors.Is(err, split.ErrLocked) {
+						t.Errorf("refused otherwise than ErrLocked: %v", err)
+					}
+					continue
+				}
+				if n := holders.Add(1); n != 1 {
+					t.Errorf("%d writers hold the lock at once", n)
+				}
+				holders.Add(-1)
+				l.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
 }
