@@ -118,6 +118,15 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if f.parallel < 0 || f.reconcileTimeout <= 0 {
 		return errors.New("--parallel must be 0 or more, and --reconcile-timeout more than 0")
 	}
+	if !f.dryRun {
+		// apply replaces OUT_DIR's context directories: lock it before
+		// reading what each cluster last received.
+		lock, err := split.LockOutDir(f.out, false)
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
+	}
 	out, in, cfg, err := readWithPrevious(s, src, f.out, f.config)
 	if err != nil {
 		return err

@@ -4,11 +4,14 @@ package cli_test
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/cli"
+	"github.com/shard-router/shard-router/pkg/split"
 )
 
 func TestApplyFlags(t *testing.T) {
@@ -32,5 +35,21 @@ func TestApplyFlags(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut.String(), tc.want)
 			}
 		})
+	}
+}
+
+// apply refuses an OUT_DIR that another writer holds, before reading it.
+func TestApplyRefusesALockedOutDir(t *testing.T) {
+	out := t.TempDir()
+	held, err := split.LockOutDir(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Unlock()
+	var stdout, stderr bytes.Buffer
+	args := []string{"apply", filepath.Join("testdata", "split-pkg"), "--out", out, "--kubeconfig", "/nonexistent/kubeconfig"}
+	code := cli.Main(cli.Streams{In: strings.NewReader(""), Out: &stdout, Err: &stderr}, args)
+	if code != 1 || !strings.Contains(stderr.String(), out) || !strings.Contains(stderr.String(), "pid "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("apply into a locked OUT_DIR: exit %d, stderr %q; want 1 naming %s and the holder's pid", code, stderr.String(), out)
 	}
 }

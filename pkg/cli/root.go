@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 )
 
@@ -145,11 +146,17 @@ func printResults(w io.Writer, results framework.Results) {
 	}
 }
 
-// FormatResult renders a result as "file[index]: field: message".
+// FormatResult renders a result as "file[index]: field: message", or
+// "dir: field: message" for a result about a directory (a context of
+// OUT_DIR), which has no resource index.
 func FormatResult(r *framework.Result) string {
 	var b strings.Builder
-	if r.File != nil && r.File.Path != "" {
+	switch {
+	case r.File == nil || r.File.Path == "":
+	case yamlio.MatchesKRM(r.File.Path):
 		fmt.Fprintf(&b, "%s[%d]: ", r.File.Path, r.File.Index)
+	default:
+		fmt.Fprintf(&b, "%s: ", r.File.Path)
 	}
 	if r.Field != nil && r.Field.Path != "" && !strings.Contains(r.Message, r.Field.Path) {
 		fmt.Fprintf(&b, "%s: ", r.Field.Path)

@@ -125,6 +125,15 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err := notAFormat(f.out); err != nil {
 		return err
 	}
+	if f.context == "" && f.previous == "" && f.out != "" {
+		// The directory form writes OUT_DIR: lock it before reading the
+		// previous split, so that it is still what this run replaces.
+		lock, err := split.LockOutDir(f.out, true)
+		if err != nil {
+			return err
+		}
+		defer lock.Unlock()
+	}
 	out, err := splitOutDir(f)
 	if err != nil {
 		return err

@@ -32,6 +32,9 @@ const (
 	MarkerFormat = "shard-router-split v1"
 	// TmpPrefix names the staging directory inside the output directory.
 	TmpPrefix = MarkerFile + "-tmp-"
+	// LockFile is the lock split -o and apply hold on the output directory
+	// while they write it (see split.LockOutDir); it is no context's file.
+	LockFile = ".shard-router.lock"
 	// RGFile is the inventory file name kpt live init writes.
 	RGFile = "resourcegroup.yaml"
 )
@@ -83,7 +86,7 @@ type PrevContext struct {
 	// Held maps each resource the directory holds to its datastore in this
 	// context ("" when its annotations cannot say).
 	Held  map[ObjKey]string
-	First string // a resource it holds, for messages
+	First string // a resource it holds and its file, for messages
 	// Objs are the resources' contents and places, read for plan only:
 	// all of them, or with ReadScan those of the files parsed so far.
 	Objs map[ObjKey]PrevObject
@@ -179,6 +182,8 @@ func openOutDir(dir string, read ReadMode) (*OutDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the output directory %s: %w", dir, err)
 	}
+	// The lock of a writer (this run's own) does not make it non-empty.
+	entries = slices.DeleteFunc(entries, func(e fs.DirEntry) bool { return e.Name() == LockFile })
 	if len(entries) == 0 {
 		return d, nil
 	}
@@ -382,7 +387,7 @@ func (pc *PrevContext) readFiles(dir, shown string, mode ReadMode) error {
 				}
 			}
 			if pc.First == "" {
-				pc.First = h.Desc
+				pc.First = h.Desc + " in " + files[i]
 			}
 		}
 	}

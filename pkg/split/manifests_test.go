@@ -1,6 +1,7 @@
 package split
 
 import (
+	"maps"
 	"sort"
 	"strings"
 	"testing"
@@ -356,14 +357,5 @@ func routesOf(t *testing.T, plan *Layout) (map[string]string, []*yaml.RNode) {
 	return out, written
 }
 
-func equalMaps(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
+// equalMaps is maps.Equal for the string maps of these tests.
+var equalMaps = maps.Equal[map[string]string, map[string]string]

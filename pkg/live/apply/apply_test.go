@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/cli-utils/pkg/object"
 
+	"github.com/shard-router/shard-router/internal/testfixture"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
@@ -21,7 +22,7 @@ import (
 )
 
 var pkgFiles = map[string]string{
-	"Kptfile": "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: demo\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n",
+	"Kptfile": testfixture.Kptfile("demo"),
 	"shards.yaml": `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata:
