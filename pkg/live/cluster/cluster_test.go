@@ -179,16 +179,3 @@ func TestReadPackageWithoutInventory(t *testing.T) {
 		t.Errorf("error %v, want one naming the context and %s", err, dir)
 	}
 }
-
-func TestInventoryInfo(t *testing.T) {
-	inv, err := cluster.InventoryInfo("demo-shard-a", "default", "0123abcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if inv.ID() != "0123abcd" || inv.Name() != "demo-shard-a" {
-		t.Errorf("inventory %s id %s", inv.Name(), inv.ID())
-	}
-	if _, err := cluster.InventoryInfo("demo-shard-a", "default", ""); err == nil {
-		t.Error("an inventory without an id was accepted")
-	}
-}
