@@ -101,7 +101,7 @@ func load(f cmdutil.Factory, dir string) ([]*unstructured.Unstructured, kptfilev
 	if err != nil {
 		return nil, kptfilev1.Inventory{}, err
 	}
-	return objs, inv, manifestreader.SetNamespaces(mapper, objs, ns, enforce)
+	return objs, inv, manifestreader.SetNamespaces(MemoMapper(mapper), objs, ns, enforce)
 }
 
 // readsDiffer reports whether kpt's two reads of the package at abs read
