@@ -95,9 +95,10 @@ func kptTypeName(n *yaml.Node) string {
 // tree holds anything whose conversion it is not sure of: anchors and
 // aliases, merge keys, explicit tags, block scalars (the encoder can
 // change a folded scalar's value, and kpt applies the changed value),
-// strings with line breaks or control characters, keys that are not plain
-// strings or repeat, numbers JSON cannot hold, a label or an annotation
-// that is not a string. The caller then takes KptObject, which reads the
+// strings with line breaks or control characters, a value that is not a
+// string which the encoder would quote (kpt then reads a string), keys
+// that are not plain strings or repeat, numbers JSON cannot hold, a label
+// or an annotation that is not a string. The caller then takes KptObject, which reads the
 // same node as kpt does, or refuses it in kpt's words.
 func JSONObject(n *yaml.Node) (map[string]any, bool) {
 	if n == nil || n.Kind != yaml.MappingNode || !stringMaps(n) {

@@ -71,10 +71,11 @@ func load(f cmdutil.Factory, dir string) ([]*unstructured.Unstructured, kptfilev
 	if err != nil {
 		return nil, kptfilev1.Inventory{}, err
 	}
-	if unusual, err := readsDiffer(abs); err != nil || unusual {
-		if err != nil {
-			return nil, kptfilev1.Inventory{}, err
-		}
+	differ, err := readsDiffer(abs)
+	if err != nil {
+		return nil, kptfilev1.Inventory{}, err
+	}
+	if differ {
 		return live.Load(f, abs, nil)
 	}
 	// kpt's ResourceGroupPathManifestReader's reader.
