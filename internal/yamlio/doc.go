@@ -11,6 +11,10 @@
 //     kio.LocalPackageReader;
 //   - Encode: a package file edited and encoded directly against
 //     kio.ByteWriter (both then settle moving comments, comments.go);
+//   - JSONObject: a resource node converted directly to the object kpt live
+//     applies, against kpt's conversion through YAML and JSON text
+//     (KptObject; the differential test against kpt's own loader is
+//     pkg/live/cluster's);
 //
 // with what they share: the writers keep every scalar's value (KeepScalars,
 // scalars.go), the mapped input, the packed-node codec (Pack, Unpack), the

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	cmdtesting "k8s.io/kubectl/pkg/cmd/testing"
 
 	"github.com/shard-router/shard-router/pkg/live/cluster"
@@ -180,15 +182,42 @@ func TestReadPackageWithoutInventory(t *testing.T) {
 	}
 }
 
-func TestInventoryInfo(t *testing.T) {
-	inv, err := cluster.InventoryInfo("demo-shard-a", "default", "0123abcd")
-	if err != nil {
+// countingMapper counts the RESTMapping calls that reach it.
+type countingMapper struct {
+	meta.RESTMapper
+	calls int
+}
+
+func (c *countingMapper) RESTMapping(gk schema.GroupKind, versions ...string) (*meta.RESTMapping, error) {
+	c.calls++
+	return c.RESTMapper.RESTMapping(gk, versions...)
+}
+
+func TestMemoMapper(t *testing.T) {
+	base := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
+	base.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	counting := &countingMapper{RESTMapper: base}
+	m := cluster.MemoMapper(counting)
+	cm := schema.GroupKind{Kind: "ConfigMap"}
+	for range 3 {
+		got, err := m.RESTMapping(cm, "v1")
+		if err != nil || got.Resource.Resource != "configmaps" || got.Scope.Name() != meta.RESTScopeNameNamespace {
+			t.Fatalf("mapping %v, %v", got, err)
+		}
+	}
+	if _, err := m.RESTMapping(cm); err != nil {
 		t.Fatal(err)
 	}
-	if inv.ID() != "0123abcd" || inv.Name() != "demo-shard-a" {
-		t.Errorf("inventory %s id %s", inv.Name(), inv.ID())
+	if counting.calls != 2 {
+		t.Errorf("%d calls reached the mapper, want 2 (one per distinct question)", counting.calls)
 	}
-	if _, err := cluster.InventoryInfo("demo-shard-a", "default", ""); err == nil {
-		t.Error("an inventory without an id was accepted")
+	widget := schema.GroupKind{Group: "example.com", Kind: "Widget"}
+	for range 2 {
+		if _, err := m.RESTMapping(widget); !meta.IsNoMatchError(err) {
+			t.Fatalf("error %v, want no match", err)
+		}
+	}
+	if counting.calls != 4 {
+		t.Errorf("%d calls reached the mapper, want 4: an error is asked again", counting.calls)
 	}
 }

@@ -87,7 +87,7 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: mapper}, nil
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: cluster.MemoMapper(mapper)}, nil
 }
 
 // readInventory reads the objects the context's live ResourceGroup lists;

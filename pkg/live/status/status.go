@@ -116,7 +116,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		return st
 	}
 	st.Reachable = true
-	pkg, err := c.readPackage()
+	pkg, err := cluster.ReadPackage(c.factory, c.name, c.dir)
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
