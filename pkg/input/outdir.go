@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
@@ -401,6 +402,34 @@ func scan(dir, f, ctx string) (*ScannedFile, error) {
 		return nil, nil
 	}
 	return &ScannedFile{Sum: sha256.Sum256(data), Held: held}, nil
+}
+
+// scanAnnotations are the annotations scanFile reads.
+var scanAnnotations = []string{v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation}
+
+// scanFile reads what a file of a previous context directory holds as
+// readFile does, with yamlio.ScanObjects: ok false when ScanObjects is not
+// sure of the file, which is then parsed. Each resource is described.
+func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
+	objs, ok := yamlio.ScanObjects(data, scanAnnotations)
+	if !ok {
+		return nil, false
+	}
+	for _, so := range objs {
+		o := route.Object{APIVersion: so.APIVersion, Kind: so.Kind, Name: so.Name, Namespace: so.Namespace}
+		prev, ds, local := so.Annotations[0], so.Annotations[1], so.Annotations[2]
+		if (local.Set && local.Value != "false") || o.Name == "" || isKptInternal(&o) {
+			continue // as readFile
+		}
+		h := HeldResource{Key: KeyOf(&o), Desc: o.Describe()}
+		if contexts := route.ParseContexts(prev.Value); ds.Set && len(contexts) > 0 {
+			if m, err := datastore.ParseAnnotation(ds.Value, contexts); err == nil {
+				h.DataStore = m[ctx]
+			}
+		}
+		out = append(out, h)
+	}
+	return out, true
 }
 
 // ParseScanned parses the scanned files that Preview cannot settle by their

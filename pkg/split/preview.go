@@ -37,7 +37,7 @@ type PreviewOptions struct {
 // would create, update and prune there. Objects are compared as data:
 // formatting, comments, key order and the config.kubernetes.io/* and
 // internal.config.kubernetes.io/* annotations (which never reach a cluster)
-// are not changes, but for those that change what kpt does (input.NotApplied). Results are Route's; the plan's Errors and Warnings are
+// are not changes, but for those that change what kpt does (yamlio.NotApplied). Results are Route's; the plan's Errors and Warnings are
 // left for the caller to fill from them.
 func Preview(in *input.Input, cfg *function.Config, opts Options, popts PreviewOptions) (*v1alpha1.SplitPlan, framework.Results, error) {
 	sp, err := Build(in, cfg, opts)

@@ -1,26 +1,34 @@
-package input
+package yamlio
 
 import (
 	"bytes"
 	"strings"
-
-	"sigs.k8s.io/kustomize/kyaml/kio/filters"
-
-	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/datastore"
-	"github.com/shard-router/shard-router/pkg/route"
 )
 
-// scanFile reads what a file of a previous context directory holds (as
-// readFile does) without parsing it as YAML: split writes block-style files
-// whose identifying fields are top-level and two-space-indented lines. It
-// takes only the layout it is sure of: anything else (tabs, flow style,
-// anchors, tags, quoted keys, escapes, multi-line or block scalars in the
-// fields it reads, document markers other than "---", duplicate keys)
-// returns ok false, and the caller parses the file. plan checks every file
-// it scanned against the new split or against a parse, and starts over
-// with parsing when one differs.
-func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
+// ScannedObject is what ScanObjects reads of one resource: the fields that
+// identify it and the annotations asked for.
+type ScannedObject struct {
+	APIVersion, Kind, Name, Namespace string
+	// Annotations are the values of the annotations asked for, in the
+	// order asked.
+	Annotations []Annotation
+}
+
+// ScanObjects reads the identifying fields of every resource of a file
+// split wrote, and the values of the given annotations, without parsing it
+// as YAML: split writes block-style files whose identifying fields are
+// top-level and two-space-indented lines. It takes only the layout it is
+// sure of: anything else (tabs, flow style, anchors, tags, quoted keys,
+// escapes, multi-line or block scalars in the fields it reads, document
+// markers other than "---", duplicate keys) returns ok false, and the
+// caller parses the file. Empty documents are left out.
+//
+// Where kio.ByteReader reads the file without an error, what ScanObjects
+// takes is what the reader reads (scanReference in the tests; the
+// differential tests and FuzzScanMatchesReference check it); it does not
+// check that the rest of a document is valid YAML, so its caller compares
+// every file it scanned with the bytes it writes, or parses it.
+func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok bool) {
 	if bytes.ContainsAny(data, "\t\r") {
 		return nil, false
 	}
@@ -31,43 +39,52 @@ func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
 		} else {
 			doc, data = data, nil
 		}
-		h, skip, ok := scanDocument(doc, ctx)
+		o, empty, ok := scanDocument(doc, annotations)
 		if !ok {
 			return nil, false
 		}
-		if !skip {
-			out = append(out, h)
+		if !empty {
+			out = append(out, o)
 		}
 	}
 	return out, true
 }
 
-// scanDocument reads one document. skip is set for what readFile skips:
-// empty documents, local config, unnamed resources and kpt's own files.
-func scanDocument(doc []byte, ctx string) (h HeldResource, skip, ok bool) {
-	s := &docScan{lines: strings.Split(string(doc), "\n"), annos: map[string]string{}, top: map[string]bool{}, meta: map[string]bool{}}
+// scanDocument reads one document; empty for a document without keys.
+func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok bool) {
+	s := &docScan{lines: strings.Split(string(doc), "\n"), want: annotations,
+		annos: map[string]bool{}, top: map[string]bool{}, meta: map[string]bool{}}
+	s.obj.Annotations = make([]Annotation, len(annotations))
 	for n := range s.lines {
 		if !s.line(n) {
-			return h, false, false
+			return o, false, false
 		}
 	}
 	if len(s.top) == 0 {
-		return h, true, true // an empty document
+		return o, true, true
 	}
-	return s.held(ctx)
+	// Copies: the values are substrings of the whole document.
+	o = s.obj
+	o.APIVersion, o.Kind = strings.Clone(o.APIVersion), strings.Clone(o.Kind)
+	o.Name, o.Namespace = strings.Clone(o.Name), strings.Clone(o.Namespace)
+	for i := range o.Annotations {
+		o.Annotations[i].Value = strings.Clone(o.Annotations[i].Value)
+	}
+	return o, false, true
 }
 
 // docScan is what scanDocument has read of a document so far.
 type docScan struct {
-	lines                             []string
-	apiVersion, kind, name, namespace string
-	annos                             map[string]string
-	top, meta                         map[string]bool // the keys seen, to refuse duplicates
-	section                           string          // the top-level key whose block the lines are in
-	metaKey                           string          // the metadata key whose block the lines are in
+	lines     []string
+	want      []string
+	obj       ScannedObject
+	annos     map[string]bool
+	top, meta map[string]bool // the keys seen, to refuse duplicates
+	section   string          // the top-level key whose block the lines are in
+	metaKey   string          // the metadata key whose block the lines are in
 }
 
-// line reads line n; false when it is not a layout scanFile is sure of.
+// line reads line n; false when it is not a layout ScanObjects is sure of.
 func (s *docScan) line(n int) bool {
 	line := s.lines[n]
 	trimmed := strings.TrimLeft(line, " ")
@@ -102,16 +119,12 @@ func (s *docScan) topKey(line string, n int) bool {
 	}
 	s.top[key], s.section, s.metaKey = true, key, ""
 	switch key {
-	case "apiVersion", "kind":
-		v, ok := scanScalar(value, s.lines, n, 0)
-		if !ok {
-			return false
-		}
-		if key == "apiVersion" {
-			s.apiVersion = v
-		} else {
-			s.kind = v
-		}
+	case "apiVersion":
+		s.obj.APIVersion, ok = scanScalar(value, s.lines, n, 0)
+		return ok
+	case "kind":
+		s.obj.Kind, ok = scanScalar(value, s.lines, n, 0)
+		return ok
 	case "metadata":
 		return value == "" // not flow style
 	}
@@ -127,67 +140,35 @@ func (s *docScan) metadataKey(trimmed string, n int) bool {
 	}
 	s.meta[key], s.metaKey = true, key
 	switch key {
-	case "name", "namespace":
-		v, ok := scanScalar(value, s.lines, n, 2)
-		if !ok {
-			return false
-		}
-		if key == "name" {
-			s.name = v
-		} else {
-			s.namespace = v
-		}
+	case "name":
+		s.obj.Name, ok = scanScalar(value, s.lines, n, 2)
+		return ok
+	case "namespace":
+		s.obj.Namespace, ok = scanScalar(value, s.lines, n, 2)
+		return ok
 	case "annotations", "labels":
 		return value == "" // not flow style
 	}
 	return true
 }
 
-// annotation reads an annotation: the values of those readFile looks at.
+// annotation reads an annotation: the values of those asked for.
 func (s *docScan) annotation(trimmed string, n int) bool {
 	key, value, ok := scanKeyValue(trimmed)
-	if !ok {
+	if !ok || s.annos[key] {
 		return false
 	}
-	if _, dup := s.annos[key]; dup {
-		return false
-	}
-	s.annos[key] = ""
-	switch key {
-	case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation:
-		v, ok := scanScalar(value, s.lines, n, 4)
-		if !ok {
-			return false
+	s.annos[key] = true
+	for i, k := range s.want {
+		if k == key {
+			v, ok := scanScalar(value, s.lines, n, 4)
+			if !ok {
+				return false
+			}
+			s.obj.Annotations[i] = Annotation{Value: v, Set: true}
 		}
-		s.annos[key] = v
 	}
 	return true
-}
-
-// held is the resource read, as readFile gives it, with its datastore in
-// context ctx.
-func (s *docScan) held(ctx string) (h HeldResource, skip, ok bool) {
-	// Copies: the values are substrings of the whole document.
-	o := route.Object{APIVersion: strings.Clone(s.apiVersion), Kind: strings.Clone(s.kind), Name: strings.Clone(s.name), Namespace: strings.Clone(s.namespace)}
-	if v, ok := s.annos[filters.LocalConfigAnnotation]; ok && v != "false" {
-		return h, true, true
-	}
-	if o.Name == "" || isKptInternal(&o) {
-		return h, true, true
-	}
-	h.Key = KeyOf(&o)
-	h.Desc = o.Kind + " " + o.Name
-	if o.Namespace != "" {
-		h.Desc = o.Kind + " " + o.Namespace + "/" + o.Name
-	}
-	if ds, ok := s.annos[v1alpha1.DataStoreAnnotation]; ok {
-		if prev := route.ParseContexts(s.annos[v1alpha1.ContextAnnotation]); len(prev) > 0 {
-			if m, err := datastore.ParseAnnotation(ds, prev); err == nil {
-				h.DataStore = strings.Clone(m[ctx])
-			}
-		}
-	}
-	return h, false, true
 }
 
 // scanKeyValue splits "key: value" or "key:" where key is a plain scalar.
@@ -242,7 +223,7 @@ func scanScalar(value string, lines []string, n, indent int) (string, bool) {
 	}
 	switch value {
 	case "null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE":
-		return "", false // not a string (readFile reads "" or the text; be sure)
+		return "", false // not a string (the reader reads "" or the text; be sure)
 	}
 	return value, true
 }
