@@ -135,19 +135,25 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Compiled.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Compiled.Names)
 	}
-	layout, err := split.Build(in, cfg, split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune})
-	if err != nil {
-		return err
-	}
-	printResults(s.Err, layout.Results)
-	if layout.Results.ExitCode() != 0 {
-		return fmt.Errorf("split failed: %s", summarize(layout.Results))
-	}
+	opts := split.Options{PackageName: f.name, Out: out, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
+		layout, err := split.Build(in, cfg, opts)
+		if err != nil {
+			return err
+		}
+		if err := splitResults(s, layout); err != nil {
+			return err
+		}
 		pkg, _ := layout.Package(f.context)
 		return pkg.WriteStream(s.Out)
 	}
-	if err := split.Write(out, layout); err != nil {
+	layout, err := split.Split(in, cfg, opts)
+	if layout != nil {
+		if err := splitResults(s, layout); err != nil {
+			return err
+		}
+	}
+	if err != nil {
 		return err
 	}
 	for _, pkg := range layout.Packages {
@@ -160,6 +166,15 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 // splitOutDir opens the output directory, or for the pipe form the
 // previous split, which must exist: without it, nothing would check the
 // moves and the mass-deletion guard of a stream that kpt live apply prunes by.
+// splitResults prints the layout's results, and fails on an error.
+func splitResults(s Streams, layout *split.Layout) error {
+	printResults(s.Err, layout.Results)
+	if layout.Results.ExitCode() != 0 {
+		return fmt.Errorf("split failed: %s", summarize(layout.Results))
+	}
+	return nil
+}
+
 func splitOutDir(f *splitFlags) (*input.OutDir, error) {
 	switch {
 	case f.context == "" && f.previous != "":

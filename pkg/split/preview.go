@@ -49,7 +49,7 @@ func Preview(in *input.Input, cfg *function.Config, opts Options, popts PreviewO
 	if sp.out == nil { // the packages could not even be named
 		return doc, sp.Results, nil
 	}
-	if opts.Out != nil && opts.Out.Mode() == input.ReadParse {
+	if opts.Out != nil && opts.Out.Mode() != input.ReadScan && opts.Out.Mode() != input.ReadDigests {
 		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with input.OpenPrevious")
 	}
 	pv := &preview{sp: sp, cfg: cfg, out: opts.Out, doc: doc}

@@ -10,6 +10,7 @@
 package split
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -117,6 +118,26 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // failures that are not the input's fault; the input's problems are error
 // results, and then Packages is empty.
 func Build(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
+	layout, err := layOut(in, cfg, opts)
+	if err != nil || layout.Results.ExitCode() == 0 || opts.Out == nil || opts.Out.Mode() != input.ReadScanKeys {
+		return layout, err
+	}
+	// The errors are reported, and no Write checks the scanned files:
+	// check them now, since the errors may stem from what they hold.
+	switch err := opts.Out.ParseAllScanned(); {
+	case err == nil:
+		return layout, nil
+	case !errors.Is(err, input.ErrScanMismatch):
+		return nil, err
+	}
+	if opts.Out, err = opts.Out.Reparse(); err != nil {
+		return nil, err
+	}
+	return layOut(in, cfg, opts)
+}
+
+// layOut is Build, trusting what the previous split was read to hold.
+func layOut(in *input.Input, cfg *function.Config, opts Options) (*Layout, error) {
 	layout := &Layout{in: in, cfg: cfg.Compiled}
 	name := opts.PackageName
 	if name == "" {
