@@ -29,8 +29,8 @@ type ScannedObject struct {
 // check that the rest of a document is valid YAML, so its caller compares
 // every file it scanned with the bytes it writes, or parses it.
 func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok bool) {
-	if bytes.ContainsAny(data, "\t\r") {
-		return nil, false
+	if bytes.ContainsAny(data, "\t\r\ufeff\u0085\u2028\u2029") {
+		return nil, false // tabs, and what YAML reads as a byte order mark or a line break
 	}
 	for len(data) > 0 {
 		var doc []byte
@@ -98,6 +98,8 @@ func (s *docScan) line(n int) bool {
 		return s.section != "" // a compact sequence under a top-level key, not a bare sequence
 	case indent == 0:
 		return s.topKey(line, n)
+	case s.section == "":
+		return false // indented before any top-level key: not a mapping of ours
 	case s.section != "metadata":
 		return true
 	case indent == 2 && !strings.HasPrefix(trimmed, "- "):
@@ -171,14 +173,15 @@ func (s *docScan) annotation(trimmed string, n int) bool {
 	return true
 }
 
-// scanKeyValue splits "key: value" or "key:" where key is a plain scalar.
+// scanKeyValue splits "key: value" or "key:" where key is a plain scalar
+// (never a merge key, "<<", which would bring in keys from elsewhere).
 func scanKeyValue(s string) (key, value string, ok bool) {
 	i := strings.Index(s, ":")
 	if i <= 0 {
 		return "", "", false
 	}
 	key, rest := s[:i], s[i+1:]
-	if strings.ContainsAny(key, `'"{}[]&*!|>%@#,`+"`") || strings.HasPrefix(key, "- ") || strings.HasPrefix(key, "? ") || strings.TrimSpace(key) != key {
+	if strings.ContainsAny(key, `'"{}[]&*!|>%@#,<`+"`") || strings.HasPrefix(key, "- ") || strings.HasPrefix(key, "? ") || strings.TrimSpace(key) != key {
 		return "", "", false
 	}
 	if rest != "" && rest[0] != ' ' {
