@@ -51,7 +51,26 @@ func CheckResource(n *yaml.Node) error {
 			return err
 		}
 	}
-	return nil
+	return checkLabelValues(Lookup(meta, yaml.LabelsField))
+}
+
+// checkLabelValues refuses a label value that YAML reads as something
+// other than a string (00, true, 1.5, null, 2001-12-14): routing matches
+// its text, while kube-apiserver rejects a number or a boolean and reads
+// null as "", so the object would be routed by a value it never holds.
+func checkLabelValues(labels *yaml.Node) error {
+	if isNull(labels) {
+		return nil
+	}
+	var err error
+	MergedFields(labels, 0, func(k, v *yaml.Node) bool {
+		if v = Deref(v); v != nil && v.ShortTag() != "!!str" {
+			err = fmt.Errorf("metadata.labels[%s] is %q, which YAML reads as %s, not a string: quote it (%s: %q)",
+				k.Value, v.Value, strings.TrimPrefix(v.ShortTag(), "!!"), k.Value, v.Value)
+		}
+		return err == nil
+	})
+	return err
 }
 
 // checkStringMap checks labels or annotations: null, or a mapping whose

@@ -35,6 +35,14 @@ var shapeCases = []struct{ name, input, want string }{
 	{"annotations a one-entry sequence", shapeItem("  metadata:\n    name: x\n    annotations: [a]\n"), "item 1 (ConfigMap x): metadata.annotations is a sequence, not a mapping"},
 	{"complex key in annotations", shapeItem("  metadata:\n    name: x\n    annotations:\n      ? - a\n      : b\n"), "item 1 (ConfigMap x): metadata.annotations has a key that is a sequence, not a string"},
 	{"annotation value a mapping", shapeItem("  metadata:\n    name: x\n    annotations:\n      a: {b: c}\n"), "item 1 (ConfigMap x): metadata.annotations[a] is a mapping, not a string"},
+	// A label value routing would read as text but kube-apiserver would
+	// refuse (a number, a boolean) or read as "" (null).
+	{"label value a number", shapeItem("  metadata:\n    name: x\n    labels:\n      shard: 00\n"), `item 1 (ConfigMap x): metadata.labels[shard] is "00", which YAML reads as int, not a string: quote it (shard: "00")`},
+	{"label value a boolean", shapeItem("  metadata:\n    name: x\n    labels:\n      shard: true\n"), `metadata.labels[shard] is "true", which YAML reads as bool`},
+	{"label value null", shapeItem("  metadata:\n    name: x\n    labels:\n      shard: null\n"), `metadata.labels[shard] is "null", which YAML reads as null`},
+	{"label value empty", shapeItem("  metadata:\n    name: x\n    labels:\n      shard:\n"), `metadata.labels[shard] is "", which YAML reads as null`},
+	{"label value a date", shapeItem("  metadata:\n    name: x\n    labels:\n      shard: 2001-12-14\n"), `metadata.labels[shard] is "2001-12-14", which YAML reads as timestamp`},
+	{"label value a number by alias", shapeItem("  data:\n    n: &n 1.5\n  metadata:\n    name: x\n    labels:\n      shard: *n\n"), `metadata.labels[shard] is "1.5", which YAML reads as float`},
 	// Aliases and merge keys are followed, as routing follows them.
 	{"labels an alias to a sequence", shapeItem("  data:\n    s: &s [a]\n  metadata:\n    name: x\n    labels: *s\n"), "item 1 (ConfigMap x): metadata.labels is a sequence, not a mapping"},
 	{"labels merged in", shapeItem("  metadata:\n    name: x\n    <<: {labels: [a]}\n"), "item 1 (ConfigMap x): metadata.labels is a sequence, not a mapping"},
@@ -91,6 +99,7 @@ func TestReadPackageRefusesNonObjects(t *testing.T) {
 		{"labels a sequence", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: [a]\n", "cm.yaml: resource 1 (ConfigMap x in cm.yaml): metadata.labels is a sequence, not a mapping"},
 		{"complex key in the object", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n[a]: b\n", "cm.yaml: resource 1 (ConfigMap x in cm.yaml): the object has a key that is a sequence, not a string"},
 		{"annotations a sequence", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  annotations: [a]\n", "cm.yaml: wrong node kind"},
+		{"label value a number", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  labels: {shard: 00}\n", `cm.yaml: resource 1 (ConfigMap x in cm.yaml): metadata.labels[shard] is "00", which YAML reads as int`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
