@@ -33,11 +33,12 @@ const kptPrefix = "config.kubernetes.io/"
 // mutation.Annotation): a change of one is a change of the object.
 var kptBehaviour = []string{"config.kubernetes.io/depends-on", "config.kubernetes.io/apply-time-mutation"}
 
-// NotApplied reports an annotation that never reaches a cluster as data,
-// nor changes what kpt live apply does: the bookkeeping annotations and
-// kpt's config.kubernetes.io/*, but for depends-on and
-// apply-time-mutation. It is the one answer for what an object's size
-// leaves out and what plan does not count as a change.
+// NotApplied reports an annotation whose change plan does not count as a
+// change of the object (the object digest leaves it out): the bookkeeping
+// annotations and kpt's config.kubernetes.io/*, but for depends-on and
+// apply-time-mutation, which change what kpt live apply does. An object's
+// size (function.SerializedSize) leaves out only the bookkeeping ones:
+// kpt live apply sends the others to the cluster.
 func NotApplied(key string) bool {
 	if Bookkeeping(key) {
 		return true

@@ -6,8 +6,8 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
-// The one table of which annotations never reach a cluster (NotApplied)
-// and which a written file never carries (Bookkeeping).
+// The one table of which annotation changes plan does not count (NotApplied)
+// and which a written file never carries nor a size counts (Bookkeeping).
 func TestAnnotationPredicates(t *testing.T) {
 	cases := []struct {
 		key                     string
