@@ -208,15 +208,25 @@ func openOutDir(dir string, read ReadMode) (*OutDir, error) {
 			}
 		}
 	}
-	for _, name := range names {
-		pc, err := d.readContext(name)
-		if err != nil {
-			return nil, err
+	// Read the context directories a few at a time: listing and checking
+	// one waits on the filesystem (each reads its files on every core).
+	pcs := make([]*PrevContext, len(names))
+	errs := make([]error, len(names))
+	_ = yamlio.ForEach(contextReaders, len(names), func(i int) error {
+		pcs[i], errs[i] = d.readContext(names[i])
+		return nil
+	})
+	for i := range names {
+		if errs[i] != nil {
+			return nil, errs[i] // the first in the marker's order, as one by one
 		}
-		d.Previous = append(d.Previous, pc)
+		d.Previous = append(d.Previous, pcs[i])
 	}
 	return d, nil
 }
+
+// contextReaders is how many context directories are read at once.
+const contextReaders = 4
 
 // readMarker reads a marker file: its context names and file list.
 func readMarker(p string) (contexts, files []string, err error) {

@@ -95,7 +95,7 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeStaging(tmp)
 	if err := writeMarker(tmp, nil, nil); err != nil {
 		return err
 	}
@@ -144,6 +144,21 @@ func Write(d *input.OutDir, plan *Layout) error {
 		}
 	}
 	return writeMarker(d.Path, current, nil)
+}
+
+// removeStaging removes a staging directory, the context directories it
+// holds (the replaced packages) by several writers at once: removing
+// thousands of files waits on the filesystem.
+func removeStaging(tmp string) {
+	var dirs []string
+	for _, sub := range []string{"new", "old"} {
+		entries, _ := os.ReadDir(filepath.Join(tmp, sub))
+		for _, e := range entries {
+			dirs = append(dirs, filepath.Join(tmp, sub, e.Name()))
+		}
+	}
+	_ = yamlio.ForEach(writers, len(dirs), func(i int) error { return os.RemoveAll(dirs[i]) })
+	_ = os.RemoveAll(tmp)
 }
 
 // swap moves target (if any) to old, then staged to target, restoring
