@@ -29,8 +29,10 @@ type ScannedObject struct {
 // check that the rest of a document is valid YAML, so its caller compares
 // every file it scanned with the bytes it writes, or parses it.
 func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok bool) {
-	if bytes.ContainsAny(data, "\t\r\ufeff\u0085\u2028\u2029") {
-		return nil, false // tabs, and what YAML reads as a byte order mark or a line break
+	for _, r := range refusedBytes {
+		if bytes.Contains(data, r) {
+			return nil, false
+		}
 	}
 	for len(data) > 0 {
 		var doc []byte
@@ -49,6 +51,11 @@ func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok boo
 	}
 	return out, true
 }
+
+// refusedBytes are tabs, and what YAML reads as a byte order mark or a
+// line break: each is searched for on its own (bytes.ContainsAny with
+// runes that are not ASCII takes a slow path).
+var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
 
 // scanDocument reads one document; empty for a document without keys.
 func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok bool) {

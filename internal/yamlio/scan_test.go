@@ -137,14 +137,14 @@ func TestScanObjectsCases(t *testing.T) {
 // file as split writes them (Encode), by path.
 func splitFiles(t testing.TB, o gen.Options) map[string][]byte {
 	t.Helper()
-	byPath := map[string][]*yaml.RNode{}
-	_, _, err := yamlio.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{}, func(n *yaml.RNode, _ bool) *yaml.RNode {
-		p, _, _ := kioutil.GetFileAnnotations(n)
-		byPath[p] = append(byPath[p], n)
-		return n
-	})
+	nodes, _, err := yamlio.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{}, func(n *yaml.RNode, _ bool) *yaml.RNode { return n })
 	if err != nil {
 		t.Fatal(err)
+	}
+	byPath := map[string][]*yaml.RNode{}
+	for _, n := range nodes {
+		p, _, _ := kioutil.GetFileAnnotations(n)
+		byPath[p] = append(byPath[p], n)
 	}
 	out := map[string][]byte{}
 	for p, nodes := range byPath {
