@@ -9,6 +9,13 @@
 #   function   function mode (the streaming path), ResourceList on stdin
 #   split      `split - -o DIR` with DIR on a tmpfs (BENCH_TMPFS, default
 #              /dev/shm), or in TMPDIR when there is none
+#   resplit    the same split again, over its own output (issue 19: at most
+#              1.3x split)
+#   plan       `plan - --previous DIR` against that output: every object
+#              compared, none changed (issue 15 and 19: at most 1.5x split)
+#
+# split, resplit and plan run one after the other for each binary in each
+# round, and their ratios to split are printed for each binary.
 #
 # Environment: BENCH_SIZES (default "10000 100000"), BENCH_CONTEXTS (64),
 # BENCH_RUNS (3), BASE (a git revision), BASE_BIN (a prebuilt binary instead),
@@ -61,6 +68,14 @@ run_once() {
 		cmd=("$WORK/$bin" split - -o "$OUT/$tag" --name bench)
 		out=/dev/null
 		;;
+	resplit)
+		cmd=("$WORK/$bin" split - -o "$OUT/$tag" --name bench)
+		out=/dev/null
+		;;
+	plan)
+		cmd=("$WORK/$bin" plan - --previous "$OUT/$tag" --name bench -o json --detailed-exitcode)
+		out=/dev/null
+		;;
 	esac
 	if ! $TIME -o "$log" -f '%e %M %U %S' "${cmd[@]}" <"$in" >"$out" 2>"$WORK/stderr.log"; then
 		echo "compare: $bin $mode failed:" >&2
@@ -76,21 +91,27 @@ declare -A W M C
 for n in $SIZES; do
 	in=$WORK/in-$n.yaml
 	"$WORK/genpkg" -items "$n" -contexts "$CONTEXTS" -seed 1 >"$in"
-	for mode in function split; do
+	for group in function split; do
+		modes=$group
+		[[ $group == split ]] && modes="split resplit plan"
 		declare -A ws ms cs
 		for ((r = 0; r < RUNS; r++)); do
 			for bin in base new; do
-				read -r w m c < <(run_once "$bin" "$mode" "$in" "$bin")
-				ws[$bin]+="$w " ms[$bin]+="$m " cs[$bin]+="$c "
+				for mode in $modes; do
+					read -r w m c < <(run_once "$bin" "$mode" "$in" "$bin")
+					ws[$bin,$mode]+="$w " ms[$bin,$mode]+="$m " cs[$bin,$mode]+="$c "
+				done
 			done
 		done
 		for bin in base new; do
-			W[$bin,$mode,$n]=$(printf '%s\n' ${ws[$bin]} | median)
-			M[$bin,$mode,$n]=$(printf '%s\n' ${ms[$bin]} | median)
-			C[$bin,$mode,$n]=$(printf '%s\n' ${cs[$bin]} | median)
+			for mode in $modes; do
+				W[$bin,$mode,$n]=$(printf '%s\n' ${ws[$bin,$mode]} | median)
+				M[$bin,$mode,$n]=$(printf '%s\n' ${ms[$bin,$mode]} | median)
+				C[$bin,$mode,$n]=$(printf '%s\n' ${cs[$bin,$mode]} | median)
+			done
 		done
 		unset ws ms cs
-		case $mode in
+		case $group in
 		function)
 			if cmp -s "$WORK/out-base.yaml" "$WORK/out-new.yaml"; then
 				echo "compare: $n items: function output byte-identical"
@@ -102,7 +123,7 @@ for n in $SIZES; do
 			;;
 		split)
 			if diff -r "$OUT/base" "$OUT/new" >/dev/null; then
-				echo "compare: $n items: split output identical"
+				echo "compare: $n items: split output identical (after split and resplit)"
 			else
 				echo "compare: $n items: split output DIFFERS"
 			fi
@@ -117,10 +138,22 @@ echo "## Before/after, $CONTEXTS contexts (median of $RUNS, alternating rounds)"
 echo
 echo "| mode | items | base wall s | new wall s | new/base wall | base CPU s | new CPU s | new/base CPU | base RSS MB | new RSS MB | new/base RSS |"
 echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-for mode in function split; do
+for mode in function split resplit plan; do
 	for n in $SIZES; do
 		echo "| $mode | $n | ${W[base,$mode,$n]} | ${W[new,$mode,$n]} | $(ratio "${W[new,$mode,$n]}" "${W[base,$mode,$n]}") |" \
 			"${C[base,$mode,$n]} | ${C[new,$mode,$n]} | $(ratio "${C[new,$mode,$n]}" "${C[base,$mode,$n]}") |" \
 			"$((M[base,$mode,$n] / 1024)) | $((M[new,$mode,$n] / 1024)) | $(ratio "${M[new,$mode,$n]}" "${M[base,$mode,$n]}") |"
+	done
+done
+
+echo
+echo "## Within each binary: resplit and plan against split (issue 19: resplit at most 1.3x, plan at most 1.5x)"
+echo
+echo "| binary | items | resplit/split wall | resplit/split CPU | plan/split wall | plan/split CPU |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
+for bin in base new; do
+	for n in $SIZES; do
+		echo "| $bin | $n | $(ratio "${W[$bin,resplit,$n]}" "${W[$bin,split,$n]}") | $(ratio "${C[$bin,resplit,$n]}" "${C[$bin,split,$n]}") |" \
+			"$(ratio "${W[$bin,plan,$n]}" "${W[$bin,split,$n]}") | $(ratio "${C[$bin,plan,$n]}" "${C[$bin,split,$n]}") |"
 	done
 done

@@ -15,12 +15,16 @@
 //     applies, against kpt's conversion through YAML and JSON text
 //     (KptObject; the differential test against kpt's own loader is
 //     pkg/live/cluster's);
+//   - ScanObjects: the identifying fields of the files split wrote, read
+//     line by line, against kio.ByteReader (FuzzScanMatchesReference);
 //
 // with what they share: the writers keep every scalar's value (KeepScalars,
 // scalars.go), the mapped input, the packed-node codec (Pack, Unpack), the
-// worker pool (Parallel, ForEach), the node helpers (HasAnchors, CopyNode)
-// and the check every reader and encoder makes on both paths, that a
-// resource is a Kubernetes object at all (CheckResource: kyaml hands on,
+// worker pool (Parallel, ForEach), the node helpers (HasAnchors, CopyNode),
+// the object digest (Digester), which annotations plan does not count as
+// changes (NotApplied) and which a written file never carries nor a size
+// counts (Bookkeeping), and the check every reader and
+// encoder makes on both paths, that a resource is a Kubernetes object at all (CheckResource: kyaml hands on,
 // and panics on, nodes that are not). A fast path refuses what it is not sure
 // about (IsFallback) and the reference then reads the same bytes;
 // Options.Reference takes the reference for every input. These paths copy

@@ -5,7 +5,6 @@ import (
 	"path"
 	"slices"
 	"sort"
-	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
@@ -53,18 +52,17 @@ func Encode(nodes []*yaml.RNode, opts Options) ([]byte, error) {
 // carries: kpt's internal ones and the legacy reader annotations. Nodes
 // CheckResource refuses are skipped (Encode refuses them).
 func ClearedAnnotations(nodes []*yaml.RNode) []string {
-	var clear []string
+	clear := slices.Clone(legacyBookkeeping)
 	for _, n := range nodes {
 		if CheckResource(n.YNode()) != nil {
 			continue // GetAnnotations could panic
 		}
 		for k := range n.GetAnnotations() {
-			if strings.HasPrefix(k, "internal.config.kubernetes.io/") && !slices.Contains(clear, k) {
+			if Bookkeeping(k) && !slices.Contains(clear, k) {
 				clear = append(clear, k)
 			}
 		}
 	}
-	clear = append(clear, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
 	sort.Strings(clear)
 	return clear
 }
@@ -82,15 +80,14 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 	if len(nodes) == 1 && isJSONPath(annos[0]) {
 		return encodeReference(nodes) // kio.ByteWriter writes it as JSON
 	}
-	drop := slices.Clone(writerClears)
+	drop := append(slices.Clone(writerClears), legacyBookkeeping...)
 	for _, a := range annos {
 		for k := 0; a != nil && k < len(a.Content); k += 2 {
-			if key := a.Content[k].Value; strings.HasPrefix(key, "internal.config.kubernetes.io/") && !slices.Contains(drop, key) {
+			if key := a.Content[k].Value; Bookkeeping(key) && !slices.Contains(drop, key) {
 				drop = append(drop, key)
 			}
 		}
 	}
-	drop = append(drop, kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation)
 
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf) // kyaml's settings, as kio.ByteWriter's

@@ -149,24 +149,39 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Config.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Config.Names)
 	}
-	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune})
-	if err != nil {
-		return err
-	}
-	printResults(s.Err, layout.Results)
-	if layout.Results.ExitCode() != 0 {
-		return fmt.Errorf("split failed: %s", summarize(layout.Results))
-	}
+	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
+		layout, err := plan.Build(in, cfg, opts)
+		if err != nil {
+			return err
+		}
+		if err := splitResults(s, layout); err != nil {
+			return err
+		}
 		pkg, _ := layout.Package(f.context)
 		return pkg.WriteStream(s.Out)
 	}
-	if err := split.Write(out, layout); err != nil {
+	layout, err := plan.Split(in, cfg, opts)
+	if layout != nil {
+		if err := splitResults(s, layout); err != nil {
+			return err
+		}
+	}
+	if err != nil {
 		return err
 	}
 	for _, pkg := range layout.Packages {
 		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
 			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
+	}
+	return nil
+}
+
+// splitResults prints the layout's results, and fails on an error.
+func splitResults(s Streams, layout *split.Layout) error {
+	printResults(s.Err, layout.Results)
+	if layout.Results.ExitCode() != 0 {
+		return fmt.Errorf("split failed: %s", summarize(layout.Results))
 	}
 	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -162,7 +161,7 @@ func takeBookkeeping(item *yaml.Node) *bookkeeping {
 	kept := b.annos.Content[:0:0]
 	for k := 0; k+1 < len(b.annos.Content); k += 2 {
 		key, value := b.annos.Content[k], b.annos.Content[k+1]
-		if key.Kind == yaml.ScalarNode && localAnnotation(key.Value) {
+		if key.Kind == yaml.ScalarNode && yamlio.Bookkeeping(key.Value) {
 			b.entries = append(b.entries, struct {
 				at         int
 				key, value *yaml.Node
@@ -182,10 +181,4 @@ func (b *bookkeeping) restore() {
 	for _, e := range b.entries { // ascending positions
 		b.annos.Content = slices.Insert(b.annos.Content, e.at, e.key, e.value)
 	}
-}
-
-// localAnnotation reports kpt's and kyaml's annotations, which never reach
-// the cluster.
-func localAnnotation(key string) bool {
-	return key != v1alpha1.ContextAnnotation && key != v1alpha1.DataStoreAnnotation && notStored(key)
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
@@ -19,8 +18,9 @@ import (
 // is encoding/json's Encoder with HTML escaping on, so "<" is stored as
 // \u003c, as TestSerializedSizeIsWhatKubeAPIServerStores checks), of the
 // object as written in the package, without
-//   - kpt's local annotations (internal.config.kubernetes.io/*, and the
-//     legacy config.kubernetes.io/path, config.kubernetes.io/index and
+//   - kpt's local annotations (yamlio.Bookkeeping:
+//     internal.config.kubernetes.io/*, and the legacy
+//     config.kubernetes.io/path, config.kubernetes.io/index and
 //     config.k8s.io/id), which never reach the cluster, and
 //   - shard-router's own shardrouter.dev/context and shardrouter.dev/datastore,
 //     so that the size is the same before and after the function runs;
@@ -226,10 +226,6 @@ func (s *sizer) annotationsSize(n *yaml.Node, depth int) (int64, int) {
 	return size, kept
 }
 
-// internalAnnotationPrefix marks the annotations kpt and kyaml use between
-// functions (path, index, id, seqindent, ...).
-const internalAnnotationPrefix = "internal.config.kubernetes.io/"
-
 // resolvedContent is a mapping's key/value nodes as the JSON holds them:
 // as written, or, with merge keys (<<), each key once in YAML 1.1 merge
 // order (explicit keys first).
@@ -249,14 +245,14 @@ func resolvedContent(m *yaml.Node) []*yaml.Node {
 	return out
 }
 
-// notStored reports the annotations SerializedSize leaves out.
+// notStored reports the annotations SerializedSize leaves out: kpt's and
+// kyaml's bookkeeping (yamlio.Bookkeeping), and shard-router's own. Other
+// config.kubernetes.io/* annotations, which plan does not count as changes
+// (yamlio.NotApplied), are sized: kpt live apply sends them (it clears only
+// the index annotations), and sizes must not change (issue 19 left it
+// open).
 func notStored(key string) bool {
-	switch key {
-	case v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation,
-		kioutil.LegacyPathAnnotation, kioutil.LegacyIndexAnnotation, kioutil.LegacyIdAnnotation:
-		return true
-	}
-	return strings.HasPrefix(key, internalAnnotationPrefix)
+	return key == v1alpha1.ContextAnnotation || key == v1alpha1.DataStoreAnnotation || yamlio.Bookkeeping(key)
 }
 
 // scalarSize is the JSON length of a scalar as yaml.v3 would decode it.

@@ -1,10 +1,6 @@
 package input
 
 import (
-	"slices"
-	"strings"
-
-	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
@@ -18,7 +14,7 @@ type Digest = yamlio.Digest
 // the annotations that never reach the cluster. shard-router's context and
 // datastore annotations are digested apart (RoutedDigest), so that one walk
 // serves every context a new object goes to.
-var objectDigest = yamlio.Digester{Skip: NotApplied,
+var objectDigest = yamlio.Digester{Skip: yamlio.NotApplied,
 	Apart: []string{v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation}}
 
 // DigestOf digests the object as it reaches the cluster.
@@ -36,30 +32,4 @@ func BaseDigestOf(n *yaml.RNode) (Digest, RouteAnnotations) { return objectDiges
 // context ctx with datastore ds.
 func RoutedDigest(base Digest, ctx, ds string) Digest {
 	return yamlio.WithApart(base, RouteAnnotations{{Value: ctx, Set: true}, {Value: ds, Set: true}})
-}
-
-// notApplied are the annotation prefixes that never reach a cluster:
-// kpt's and kyaml's.
-var notApplied = []string{"config.kubernetes.io/", "internal.config.kubernetes.io/"}
-
-// applied are kpt's annotations that do change what kpt live apply does
-// (cli-utils' dependson.Annotation and mutation.Annotation): a change of
-// one is a change of the object.
-var applied = []string{"config.kubernetes.io/depends-on", "config.kubernetes.io/apply-time-mutation"}
-
-// NotApplied reports an annotation that never reaches a cluster, nor
-// changes what kpt live apply does.
-func NotApplied(k string) bool {
-	if k == kioutil.LegacyIdAnnotation {
-		return true
-	}
-	if slices.Contains(applied, k) {
-		return false
-	}
-	for _, p := range notApplied {
-		if strings.HasPrefix(k, p) {
-			return true
-		}
-	}
-	return false
 }

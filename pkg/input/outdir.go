@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/filters"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
@@ -57,8 +58,8 @@ type OutDir struct {
 	Previous []*PrevContext
 	// Stale are staging directories of an interrupted split.
 	Stale []string
-	// read is how the previous split's files are read: parsed (split),
-	// parsed and digested, or scanned (plan; see scanFile).
+	// read is how the previous split's files are read: parsed, parsed
+	// and digested, or scanned (see scanFile).
 	read ReadMode
 }
 
@@ -66,14 +67,26 @@ type OutDir struct {
 type ReadMode int
 
 const (
-	// ReadParse parses every file (split).
+	// ReadParse parses every file (split's pipe form, or split when a
+	// scan disagreed).
 	ReadParse ReadMode = iota
 	// ReadDigests parses every file and digests its objects (plan, when a
 	// scan disagreed).
 	ReadDigests
-	// ReadScan reads the files split wrote with scanFile (plan).
+	// ReadScan reads the files split wrote with scanFile, and digests the
+	// objects of the files it parses (plan).
 	ReadScan
+	// ReadScanKeys reads the files split wrote with scanFile, without
+	// digests (split): Write checks every scanned file against the bytes
+	// it writes or a parse before it changes anything.
+	ReadScanKeys
 )
+
+// scans reports a mode that scans files.
+func (m ReadMode) scans() bool { return m == ReadScan || m == ReadScanKeys }
+
+// digests reports a mode that digests the objects of the files it parses.
+func (m ReadMode) digests() bool { return m == ReadScan || m == ReadDigests }
 
 // Mode is how the directory's files were read.
 func (d *OutDir) Mode() ReadMode { return d.read }
@@ -90,7 +103,8 @@ type PrevContext struct {
 	// Objs are the resources' contents and places, read for plan only:
 	// all of them, or with ReadScan those of the files parsed so far.
 	Objs map[ObjKey]PrevObject
-	// Scanned are the files read by scanFile (ReadScan), by path.
+	// Scanned are the files read by scanFile (ReadScan, ReadScanKeys) and
+	// not yet checked, by path.
 	Scanned map[string]*ScannedFile
 	// Overrides are the context's etcd overrides as the previous split
 	// recorded them; HasOverrides is false when it did not.
@@ -128,8 +142,9 @@ func (k ObjKey) Ref() v1alpha1.ObjectRef {
 // written by a previous split; every file in the context directories that
 // split listed must be one it wrote (a regular file, never a symlink), since
 // split will delete them. It reads the resources of the previous split,
-// which count as their old placement.
-func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, ReadParse) }
+// which count as their old placement: scanned where scanFile can (split's
+// Write checks those files before it changes anything), else parsed.
+func OpenOutDir(dir string) (*OutDir, error) { return openOutDir(dir, ReadScanKeys) }
 
 // OpenPrevious inspects an output directory as OpenOutDir does, for
 // Preview, which reads what each resource of the previous split holds. The
@@ -203,15 +218,25 @@ func openOutDir(dir string, read ReadMode) (*OutDir, error) {
 			}
 		}
 	}
-	for _, name := range names {
-		pc, err := d.readContext(name)
-		if err != nil {
-			return nil, err
+	// Read the context directories a few at a time: listing and checking
+	// one waits on the filesystem (each reads its files on every core).
+	pcs := make([]*PrevContext, len(names))
+	errs := make([]error, len(names))
+	_ = yamlio.ForEach(contextReaders, len(names), func(i int) error {
+		pcs[i], errs[i] = d.readContext(names[i])
+		return nil
+	})
+	for i := range names {
+		if errs[i] != nil {
+			return nil, errs[i] // the first in the marker's order, as one by one
 		}
-		d.Previous = append(d.Previous, pc)
+		d.Previous = append(d.Previous, pcs[i])
 	}
 	return d, nil
 }
+
+// contextReaders is how many context directories are read at once.
+const contextReaders = 4
 
 // readMarker reads a marker file: its context names and file list.
 func readMarker(p string) (contexts, files []string, err error) {
@@ -260,10 +285,10 @@ func readMarker(p string) (contexts, files []string, err error) {
 // what it holds.
 func (d *OutDir) readContext(name string) (*PrevContext, error) {
 	pc := &PrevContext{Name: name, Held: map[ObjKey]string{}}
-	if d.read != ReadParse {
+	if d.read.digests() {
 		pc.Objs = map[ObjKey]PrevObject{}
 	}
-	if d.read == ReadScan {
+	if d.read.scans() {
 		pc.Scanned = map[string]*ScannedFile{}
 	}
 	if errs := v1alpha1.ValidateContextName(name, nil); len(errs) > 0 || strings.HasPrefix(name, MarkerFile) {
@@ -362,12 +387,12 @@ func (pc *PrevContext) readFiles(dir, shown string, mode ReadMode) error {
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
 		if f := files[i]; !slices.Contains(OwnFiles, f) && yamlio.MatchesKRM(f) {
-			if mode == ReadScan {
+			if mode.scans() {
 				if scans[i], errs[i] = scan(dir, f, pc.Name); scans[i] != nil || errs[i] != nil {
 					return nil
 				}
 			}
-			held[i], errs[i] = pc.readFile(dir, f, shown, mode != ReadParse)
+			held[i], errs[i] = pc.readFile(dir, f, shown, mode.digests())
 		}
 		return nil
 	})
@@ -413,8 +438,38 @@ func scan(dir, f, ctx string) (*ScannedFile, error) {
 	return &ScannedFile{Sum: sha256.Sum256(data), Held: held}, nil
 }
 
-// ParseScanned parses the scanned files that Preview cannot settle by their
-// bytes, and checks what scanFile read from each against the parse.
+// scanAnnotations are the annotations scanFile reads.
+var scanAnnotations = []string{v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation, filters.LocalConfigAnnotation}
+
+// scanFile reads what a file of a previous context directory holds as
+// readFile does, with yamlio.ScanObjects: ok false when ScanObjects is not
+// sure of the file, which is then parsed. Each resource is described.
+func scanFile(data []byte, ctx string) (out []HeldResource, ok bool) {
+	objs, ok := yamlio.ScanObjects(data, scanAnnotations)
+	if !ok {
+		return nil, false
+	}
+	for _, so := range objs {
+		o := route.Object{APIVersion: so.APIVersion, Kind: so.Kind, Name: so.Name, Namespace: so.Namespace}
+		prev, ds, local := so.Annotations[0], so.Annotations[1], so.Annotations[2]
+		if (local.Set && local.Value != "false") || o.Name == "" || isKptInternal(&o) {
+			continue // as readFile
+		}
+		h := HeldResource{Key: KeyOf(&o), Desc: o.Describe()}
+		if contexts := route.ParseContexts(prev.Value); ds.Set && len(contexts) > 0 {
+			if m, err := datastore.ParseAnnotation(ds.Value, contexts); err == nil {
+				h.DataStore = m[ctx]
+			}
+		}
+		out = append(out, h)
+	}
+	return out, true
+}
+
+// ParseScanned parses the scanned files that Preview or Write cannot
+// settle by their bytes (keep false), and checks what scanFile read from
+// each against the parse; it digests their objects when the directory's
+// mode digests.
 func (pc *PrevContext) ParseScanned(d *OutDir, keep func(file string) bool) error {
 	var files []string
 	for f := range pc.Scanned {
@@ -426,7 +481,7 @@ func (pc *PrevContext) ParseScanned(d *OutDir, keep func(file string) bool) erro
 	held := make([][]HeldResource, len(files))
 	errs := make([]error, len(files))
 	_ = yamlio.Parallel(len(files), func(i int) error {
-		held[i], errs[i] = pc.readFile(dir, files[i], shown, true)
+		held[i], errs[i] = pc.readFile(dir, files[i], shown, pc.Objs != nil)
 		return nil
 	})
 	for i, f := range files {
@@ -441,7 +496,7 @@ func (pc *PrevContext) ParseScanned(d *OutDir, keep func(file string) bool) erro
 			if h.Key != s.Held[k].Key || h.DataStore != s.Held[k].DataStore {
 				return ErrScanMismatch
 			}
-			if _, ok := pc.Objs[h.Key]; !ok {
+			if _, ok := pc.Objs[h.Key]; !ok && pc.Objs != nil {
 				pc.Objs[h.Key] = h.Obj
 			}
 		}
@@ -537,6 +592,23 @@ func (d *OutDir) Context(name string) *PrevContext {
 	return nil
 }
 
-// Reparse reads the directory again, parsing and digesting every file:
-// plan's way out when a scanned file disagrees with its parse.
-func (d *OutDir) Reparse() (*OutDir, error) { return openOutDir(d.Given, ReadDigests) }
+// Reparse reads the directory again, parsing every file (and digesting
+// its objects when the directory's mode digests): plan's and split's way
+// out when a scanned file disagrees with its parse.
+func (d *OutDir) Reparse() (*OutDir, error) {
+	if d.read.digests() {
+		return openOutDir(d.Given, ReadDigests)
+	}
+	return openOutDir(d.Given, ReadParse)
+}
+
+// ParseAllScanned parses every scanned file not yet checked, and checks
+// what scanFile read from each (see ParseScanned).
+func (d *OutDir) ParseAllScanned() error {
+	for _, pc := range d.Previous {
+		if err := pc.ParseScanned(d, func(string) bool { return false }); err != nil {
+			return err
+		}
+	}
+	return nil
+}

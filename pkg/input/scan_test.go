@@ -60,39 +60,20 @@ func checkScan(t *testing.T, data []byte, ctx string) bool {
 	return true
 }
 
+// TestScanFileCases: what scanFile adds to yamlio.ScanObjects (which
+// resources readFile skips, the datastore in the context) is readFile's.
 func TestScanFileCases(t *testing.T) {
 	cases := []struct {
 		name, data string
 		ok         bool
 	}{
-		{"plain", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: b\n  annotations:\n    shardrouter.dev/context: 'x,y'\n    shardrouter.dev/datastore: 'x=events,y=default'\ndata:\n  k: v\n", true},
-		{"comments, quotes and compact sequences", "# head\napiVersion: rbac.authorization.k8s.io/v1 # tail? no: refused below\nkind: ClusterRole\n", false},
-		{"compact sequence at column 0", "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: \"r\"\n  finalizers:\n  - a\n  labels:\n    a: b\nrules:\n- apiGroups: [\"\"]\n  verbs: [get]\n", true},
-		{"several documents", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n---\n# only a comment\n---\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n", true},
-		{"local config and kpt files are skipped", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: 'true'\n---\napiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: k\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n", true},
+		{"datastore in each context", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  namespace: b\n  annotations:\n    shardrouter.dev/context: 'x,y'\n    shardrouter.dev/datastore: 'x=events,y=default'\n", true},
+		{"a datastore without contexts", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    shardrouter.dev/datastore: events\n", true},
+		{"an invalid datastore", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations:\n    shardrouter.dev/context: x\n    shardrouter.dev/datastore: 'y=events'\n", true},
+		{"local config and kpt files are skipped", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: 'true'\n---\napiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: k\n---\napiVersion: kpt.dev/v1alpha1\nkind: ResourceGroup\nmetadata:\n  name: rg\n---\napiVersion: v1\nkind: C\nmetadata:\n  name: c\n", true},
 		{"local-config false is routed", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    config.kubernetes.io/local-config: 'false'\n", true},
-		{"flow metadata", "apiVersion: v1\nkind: A\nmetadata: {name: a}\n", false},
-		{"flow document", "{apiVersion: v1, kind: A, metadata: {name: a}}\n", false},
-		{"anchor", "apiVersion: v1\nkind: A\nmetadata:\n  name: &n a\n", false},
-		{"alias", "apiVersion: v1\nkind: A\nmetadata:\n  name: *n\n", false},
-		{"tag", "apiVersion: v1\nkind: A\nmetadata:\n  name: !!str a\n", false},
-		{"block scalar", "apiVersion: v1\nkind: A\nmetadata:\n  name: |\n    a\n", false},
-		{"multi-line plain", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n    b\n", false},
-		{"escape", "apiVersion: v1\nkind: A\nmetadata:\n  name: \"a\\tb\"\n", false},
-		{"tab", "apiVersion: v1\nkind: A\nmetadata:\n\tname: a\n", false},
-		{"duplicate key", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  name: b\n", false},
-		{"duplicate annotation", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    x: a\n    x: b\n", false},
-		{"quoted key", "apiVersion: v1\nkind: A\nmetadata:\n  \"name\": a\n", false},
-		{"boolean name", "apiVersion: v1\nkind: A\nmetadata:\n  name: true\n", false},
-		{"null name", "apiVersion: v1\nkind: A\nmetadata:\n  name:\n", false},
-		{"bare sequence", "- a\n- b\n", false},
-		{"document end marker", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n...\n", false},
-		{"odd indent", "apiVersion: v1\nkind: A\nmetadata:\n name: a\n", false},
-		{"no metadata", "apiVersion: v1\nkind: A\n", true},
-		{"comment in a value", "apiVersion: v1\nkind: A\nmetadata:\n  name: a # b\n", false},
-		{"single quotes", "apiVersion: v1\nkind: A\nmetadata:\n  name: 'it''s'\n", true},
-		{"annotation with a nested value", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    shardrouter.dev/context:\n      x: y\n", false},
-		{"other annotations may be anything", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    note: |\n      line\n      line\n    shardrouter.dev/context: x\n    shardrouter.dev/datastore: events\n", true},
+		{"unnamed is skipped", "apiVersion: v1\nkind: A\nmetadata:\n  namespace: a\n---\napiVersion: v1\nkind: B\nmetadata:\n  name: b\n", true},
+		{"refused by ScanObjects", "apiVersion: v1\nkind: A\nmetadata: {name: a}\n", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

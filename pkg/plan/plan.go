@@ -32,6 +32,48 @@ type Options struct {
 // writes them, behind the mass-deletion guard: when it trips, the layout
 // has an error result and no package.
 func Build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, error) {
+	l, err := build(in, cfg, opts)
+	out := opts.Split.Out
+	if err != nil || l.Results.ExitCode() == 0 || out == nil || out.Mode() != input.ReadScanKeys {
+		return l, err
+	}
+	// The errors are reported, and no Write checks the scanned files:
+	// check them now, since the errors may stem from what they hold.
+	switch err := out.ParseAllScanned(); {
+	case err == nil:
+		return l, nil
+	case !errors.Is(err, input.ErrScanMismatch):
+		return nil, err
+	}
+	if opts.Split.Out, err = out.Reparse(); err != nil {
+		return nil, err
+	}
+	return build(in, cfg, opts)
+}
+
+// Split lays the input out (Build) and writes it to opts.Split.Out
+// (split.Write), unless the layout has errors. When a file of the previous
+// split that was scanned disagrees with what the scan read (Write changes
+// nothing then), it reads the previous split again, parsing every file, and
+// starts over: the layout returned is the one written, or the one whose
+// errors refused it.
+func Split(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, error) {
+	l, err := Build(in, cfg, opts)
+	if err != nil || l.Results.ExitCode() != 0 {
+		return l, err
+	}
+	err = split.Write(opts.Split.Out, l)
+	if !errors.Is(err, input.ErrScanMismatch) {
+		return l, err
+	}
+	if opts.Split.Out, err = opts.Split.Out.Reparse(); err != nil {
+		return nil, err
+	}
+	return Split(in, cfg, opts) // parsed: no scan to disagree with
+}
+
+// build is Build, trusting what the previous split was read to hold.
+func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, error) {
 	l, err := split.Route(in, cfg, opts.Split)
 	if err != nil {
 		return nil, err
@@ -53,12 +95,12 @@ func Build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 // comments, key order and the config.kubernetes.io/* and
 // internal.config.kubernetes.io/* annotations (which never reach a cluster)
 // are not changes, but for those that change what kpt does
-// (input.NotApplied). It returns the layout too, routed once, for apply to
+// (yamlio.NotApplied). It returns the layout too, routed once, for apply to
 // write; its Results are the plan's, and the plan's Errors and Warnings are
 // left for the caller to fill from them.
 func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {
 	out := opts.Split.Out
-	if out != nil && out.Mode() == input.ReadParse {
+	if out != nil && out.Mode() != input.ReadScan && out.Mode() != input.ReadDigests {
 		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with input.OpenPrevious")
 	}
 	l, err := Build(in, cfg, opts)

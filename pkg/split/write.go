@@ -80,7 +80,7 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer removeStaging(tmp)
 	if err := writeMarker(tmp, nil, nil); err != nil {
 		return err
 	}
@@ -90,8 +90,12 @@ func Write(d *input.OutDir, plan *Layout) error {
 			return err
 		}
 	}
-	if err := stage(staged, plan.Packages); err != nil {
+	sums := newWrittenSums(d, plan.Packages)
+	if err := stage(staged, plan.Packages, sums); err != nil {
 		return err
+	}
+	if err := sums.check(plan); err != nil {
+		return err // before the first change to a context directory
 	}
 	return swapAll(d, plan, previous, staged, old)
 }
@@ -161,6 +165,21 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 	return writeMarker(d.Path, current, nil)
 }
 
+// removeStaging removes a staging directory, the context directories it
+// holds (the replaced packages) by several writers at once: removing
+// thousands of files waits on the filesystem.
+func removeStaging(tmp string) {
+	var dirs []string
+	for _, sub := range []string{"new", "old"} {
+		entries, _ := os.ReadDir(filepath.Join(tmp, sub))
+		for _, e := range entries {
+			dirs = append(dirs, filepath.Join(tmp, sub, e.Name()))
+		}
+	}
+	_ = yamlio.ForEach(writers, len(dirs), func(i int) error { return os.RemoveAll(dirs[i]) })
+	_ = os.RemoveAll(tmp)
+}
+
 // swap moves target (if any) to old, then staged to target, restoring
 // target if the second step fails.
 func swap(target, staged, old string) error {
@@ -186,8 +205,9 @@ func swap(target, staged, old string) error {
 const writers = 8
 
 // stage writes the context packages to new directories under dir: every
-// file of every context is rendered and written by the writers.
-func stage(dir string, pkgs []*Package) error {
+// file of every context is rendered and written by the writers, and noted
+// in sums (which may be nil).
+func stage(dir string, pkgs []*Package, sums *writtenSums) error {
 	type job struct {
 		pkg *Package
 		k   int
@@ -210,7 +230,7 @@ func stage(dir string, pkgs []*Package) error {
 	var made sync.Map // directories known to exist
 	err := yamlio.ForEach(writers, len(jobs), func(i int) error {
 		j := jobs[i]
-		if err := writeFile(j.pkg, j.k, j.p, &made); err != nil {
+		if err := writeFile(j.pkg, j.k, j.p, &made, sums); err != nil {
 			return fmt.Errorf("writing context %q: %w", j.pkg.Context, err)
 		}
 		return nil
@@ -230,12 +250,13 @@ func stage(dir string, pkgs []*Package) error {
 	return nil
 }
 
-// writeFile renders file k of pkg and writes it at p.
-func writeFile(pkg *Package, k int, p string, made *sync.Map) error {
+// writeFile renders file k of pkg, notes it in sums, and writes it at p.
+func writeFile(pkg *Package, k int, p string, made *sync.Map, sums *writtenSums) error {
 	data, err := pkg.render(k)
 	if err != nil {
 		return err
 	}
+	sums.note(pkg, k, data)
 	if d := filepath.Dir(p); !loaded(made, d) {
 		if err := os.MkdirAll(d, dirMode); err != nil {
 			return err

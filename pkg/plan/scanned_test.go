@@ -1,0 +1,157 @@
+package plan
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/split"
+)
+
+// TestSplitScanMatchesParse: split over a previous split it scanned writes
+// what it writes over one it parsed; a scan that disagrees with the files
+// (as a scanner bug would) is caught before anything is changed, and split
+// starts over, parsing.
+func TestSplitScanMatchesParse(t *testing.T) {
+	pkg, base := splitBase(t)
+	files := basePackage()
+	writeTree(t, pkg, map[string]string{
+		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
+		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
+		"apps/lease.yaml":  "",
+	})
+	previous := readTree(t, base)
+	// run splits a copy of the previous split, read as mode says and
+	// tampered with, and returns what it wrote.
+	type setup struct {
+		out string
+		od  *input.OutDir
+		in  *input.Input
+		cfg *function.Engine
+	}
+	open := func(mode input.ReadMode, tamper func(*input.OutDir) int) setup {
+		out := filepath.Join(t.TempDir(), "out")
+		writeTree(t, out, previous)
+		od, err := input.OpenOutDir(out)
+		if err == nil && mode == input.ReadParse {
+			od, err = od.Reparse()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if od.Mode() != mode {
+			t.Fatalf("read as %v, want %v", od.Mode(), mode)
+		}
+		if tamper != nil && tamper(od) == 0 {
+			t.Fatal("nothing was scanned")
+		}
+		in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		node, _ := in.Config()
+		cfg, res := function.LoadConfig(node)
+		if len(res) > 0 {
+			t.Fatal(res)
+		}
+		return setup{out, od, in, cfg}
+	}
+	run := func(mode input.ReadMode, tamper func(*input.OutDir) int, writeOnly bool) (map[string]string, error) {
+		s := open(mode, tamper)
+		var layout *split.Layout
+		var err error
+		if writeOnly {
+			if layout, err = Build(s.in, s.cfg, Options{Split: split.Options{Out: s.od}}); err == nil {
+				err = split.Write(s.od, layout)
+			}
+		} else {
+			layout, err = Split(s.in, s.cfg, Options{Split: split.Options{Out: s.od}})
+		}
+		if err == nil && layout.Results.ExitCode() != 0 {
+			t.Fatalf("split refused: %v", layout.Results)
+		}
+		return readTree(t, s.out), err
+	}
+	want, err := run(input.ReadParse, nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(want, previous) {
+		t.Fatal("the change of the package changed nothing")
+	}
+	if got, err := run(input.ReadScanKeys, nil, false); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("scanned: %v; wrote %d files that differ from the parsed run's", err, len(diffKeys(got, want)))
+	}
+
+	// A wrong name in every scan: Write refuses before any change.
+	wrongNames := func(od *input.OutDir) (n int) {
+		for _, pc := range od.Previous {
+			for _, s := range pc.Scanned {
+				for k := range s.Held {
+					s.Held[k].Key.Name += "-wrong"
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if got, err := run(input.ReadScanKeys, wrongNames, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
+		t.Errorf("Write over wrong scans: %v, and %d files changed", err, len(diffKeys(got, previous)))
+	}
+	if got, err := run(input.ReadScanKeys, wrongNames, false); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Split over wrong scans: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
+	}
+
+	// A scan that finds, in one context, an object another context holds:
+	// a move, which build refuses, until the scans are checked.
+	phantom := func(od *input.OutDir) int {
+		for _, from := range od.Previous {
+			for _, to := range od.Previous {
+				for f, s := range from.Scanned {
+					if to == from || len(s.Held) == 0 {
+						continue
+					}
+					if _, ok := to.Held[s.Held[0].Key]; ok || s.Held[0].Key.Kind == "Lease" { // the Lease is gone
+						continue
+					}
+					for g, ts := range to.Scanned {
+						ts.Held = append(ts.Held, s.Held[0])
+						to.Held[s.Held[0].Key] = ""
+						t.Logf("%s/%s claims %v of %s/%s", to.Name, g, s.Held[0].Key, from.Name, f)
+						return 1
+					}
+				}
+			}
+		}
+		return 0
+	}
+	if s := open(input.ReadScanKeys, phantom); true {
+		if l, err := build(s.in, s.cfg, Options{Split: split.Options{Out: s.od}}); err != nil || l.Results.ExitCode() == 0 {
+			t.Fatalf("the phantom object does not make the split fail (%v): the test tests nothing", err)
+		}
+	}
+	if got, err := run(input.ReadScanKeys, phantom, false); err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Split over a phantom object: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
+	}
+}
+
+// diffKeys are the files that differ between two trees.
+func diffKeys(a, b map[string]string) []string {
+	var out []string
+	for k, v := range a {
+		if b[k] != v {
+			out = append(out, k)
+		}
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
+}
