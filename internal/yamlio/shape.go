@@ -22,7 +22,7 @@ import (
 // CheckResource reports why n (a resource, or its document) cannot be a
 // Kubernetes object, or nil: it must be a mapping; its metadata, when set,
 // a mapping; metadata.labels and metadata.annotations, when set, mappings
-// of strings to scalars; and every key at those levels a scalar (a complex
+// of strings to strings; and every key at those levels a scalar (a complex
 // key, such as [a] or {a: b}, names no field). Aliases and merge keys are
 // followed as in Lookup.
 func CheckResource(n *yaml.Node) error {
@@ -47,26 +47,33 @@ func CheckResource(n *yaml.Node) error {
 		return err
 	}
 	for _, name := range []string{yaml.LabelsField, yaml.AnnotationsField} {
-		if err := checkStringMap(Lookup(meta, name), "metadata."+name); err != nil {
+		m, field := Lookup(meta, name), "metadata."+name
+		if err := checkStringMap(m, field); err != nil {
+			return err
+		}
+		if err := checkStringValues(m, field); err != nil {
 			return err
 		}
 	}
-	return checkLabelValues(Lookup(meta, yaml.LabelsField))
+	return nil
 }
 
-// checkLabelValues refuses a label value that YAML reads as something
-// other than a string (00, true, 1.5, null, 2001-12-14): routing matches
-// its text, while kube-apiserver rejects a number or a boolean and reads
-// null as "", so the object would be routed by a value it never holds.
-func checkLabelValues(labels *yaml.Node) error {
-	if isNull(labels) {
+// checkStringValues refuses a label or annotation value that YAML reads as
+// something other than a string (00, true, 1.5, null, 2001-12-14): routing
+// matches a label's text, while kube-apiserver rejects a number or a
+// boolean and reads null as "", so the object would be routed by a value it
+// never holds; and kpt live apply refuses every such value (its
+// validateMetadataStringMaps), so split would write a package no cluster
+// can take.
+func checkStringValues(m *yaml.Node, field string) error {
+	if isNull(m) {
 		return nil
 	}
 	var err error
-	MergedFields(labels, 0, func(k, v *yaml.Node) bool {
+	MergedFields(m, 0, func(k, v *yaml.Node) bool {
 		if v = Deref(v); v != nil && v.ShortTag() != "!!str" {
-			err = fmt.Errorf("metadata.labels[%s] is %q, which YAML reads as %s, not a string: quote it (%s: %q)",
-				k.Value, v.Value, strings.TrimPrefix(v.ShortTag(), "!!"), k.Value, v.Value)
+			err = fmt.Errorf("%s[%s] is %q, which YAML reads as %s, not a string: quote it (%s: %q)",
+				field, k.Value, v.Value, strings.TrimPrefix(v.ShortTag(), "!!"), k.Value, v.Value)
 		}
 		return err == nil
 	})

@@ -43,6 +43,8 @@ var shapeCases = []struct{ name, input, want string }{
 	{"label value empty", shapeItem("  metadata:\n    name: x\n    labels:\n      shard:\n"), `metadata.labels[shard] is "", which YAML reads as null`},
 	{"label value a date", shapeItem("  metadata:\n    name: x\n    labels:\n      shard: 2001-12-14\n"), `metadata.labels[shard] is "2001-12-14", which YAML reads as timestamp`},
 	{"label value a number by alias", shapeItem("  data:\n    n: &n 1.5\n  metadata:\n    name: x\n    labels:\n      shard: *n\n"), `metadata.labels[shard] is "1.5", which YAML reads as float`},
+	{"annotation value a number", shapeItem("  metadata:\n    name: x\n    annotations:\n      prometheus.io/port: 8080\n"), `item 1 (ConfigMap x): metadata.annotations[prometheus.io/port] is "8080", which YAML reads as int, not a string: quote it (prometheus.io/port: "8080")`},
+	{"annotation value a boolean", shapeItem("  metadata:\n    name: x\n    annotations:\n      config.kubernetes.io/local-config: true\n"), `metadata.annotations[config.kubernetes.io/local-config] is "true", which YAML reads as bool`},
 	// Aliases and merge keys are followed, as routing follows them.
 	{"labels an alias to a sequence", shapeItem("  data:\n    s: &s [a]\n  metadata:\n    name: x\n    labels: *s\n"), "item 1 (ConfigMap x): metadata.labels is a sequence, not a mapping"},
 	{"labels merged in", shapeItem("  metadata:\n    name: x\n    <<: {labels: [a]}\n"), "item 1 (ConfigMap x): metadata.labels is a sequence, not a mapping"},
