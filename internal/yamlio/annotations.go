@@ -23,25 +23,11 @@ func Bookkeeping(key string) bool {
 	return strings.HasPrefix(key, internalPrefix) || slices.Contains(legacyBookkeeping, key)
 }
 
-// kptPrefix is kpt's own annotation prefix: kpt treats every annotation
-// under it as its own (kpt's pkg.ClearInternalAnnotations clears them
-// with internal.config.kubernetes.io/*).
-const kptPrefix = "config.kubernetes.io/"
-
-// kptBehaviour are the annotations under kptPrefix that change what kpt
-// live apply does (cli-utils' dependson.Annotation and
-// mutation.Annotation): a change of one is a change of the object.
-var kptBehaviour = []string{"config.kubernetes.io/depends-on", "config.kubernetes.io/apply-time-mutation"}
-
 // NotApplied reports an annotation whose change plan does not count as a
 // change of the object (the object digest leaves it out): the bookkeeping
-// annotations and kpt's config.kubernetes.io/*, but for depends-on and
-// apply-time-mutation, which change what kpt live apply does. An object's
-// size (function.SerializedSize) leaves out only the bookkeeping ones:
-// kpt live apply sends the others to the cluster.
-func NotApplied(key string) bool {
-	if Bookkeeping(key) {
-		return true
-	}
-	return strings.HasPrefix(key, kptPrefix) && !slices.Contains(kptBehaviour, key)
-}
+// annotations alone. kpt live apply's reader clears only the index ones
+// and sends every other annotation to the cluster, config.kubernetes.io/*
+// included (origin, depends-on, apply-time-mutation, ...): a change of one
+// is a change kpt applies, so plan shows it. An object's size
+// (function.SerializedSize) leaves out the same ones.
+func NotApplied(key string) bool { return Bookkeeping(key) }

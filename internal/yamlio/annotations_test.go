@@ -20,10 +20,11 @@ func TestAnnotationPredicates(t *testing.T) {
 		{"config.kubernetes.io/path", true, true},
 		{"config.kubernetes.io/index", true, true},
 		{"config.k8s.io/id", true, true},
-		{"config.kubernetes.io/local-config", true, false},
-		{"config.kubernetes.io/origin", true, false},
-		{"config.kubernetes.io/function", true, false},
-		// cli-utils reads them: they change what kpt live apply does.
+		// kpt live apply sends them (cli-utils reads the first two; a
+		// local-config object is not applied at all).
+		{"config.kubernetes.io/local-config", false, false},
+		{"config.kubernetes.io/origin", false, false},
+		{"config.kubernetes.io/function", false, false},
 		{"config.kubernetes.io/depends-on", false, false},
 		{"config.kubernetes.io/apply-time-mutation", false, false},
 		// Set on the cluster's objects, or the user's own.

@@ -45,9 +45,10 @@ would then do in that cluster:
   create     objects of the new package that the previous one lacks
   update     objects of both that differ in anything that reaches the
              cluster (compared as data: formatting, comments, key order and
-             the config.kubernetes.io/* and internal.config.kubernetes.io/*
-             annotations are not changes; shard-router's annotations and
-             kpt's depends-on and apply-time-mutation are)
+             kpt's bookkeeping annotations, internal.config.kubernetes.io/*
+             and the legacy path and index, are not changes; every other
+             annotation is, config.kubernetes.io/* included, since kpt live
+             apply sends it)
   prune      objects of the previous package that the new one lacks: kpt
              deletes them from that cluster
   unchanged  a count

@@ -92,10 +92,8 @@ func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 // new package with what the previous split in opts.Split.Out (opened with
 // input.OpenPrevious) holds: what `kpt live apply` of each context would
 // create, update and prune there. Objects are compared as data: formatting,
-// comments, key order and the config.kubernetes.io/* and
-// internal.config.kubernetes.io/* annotations (which never reach a cluster)
-// are not changes, but for those that change what kpt does
-// (yamlio.NotApplied). It returns the layout too, routed once, for apply to
+// comments, key order and kpt's bookkeeping annotations (which never reach
+// a cluster, yamlio.NotApplied) are not changes. It returns the layout too, routed once, for apply to
 // write; its Results are the plan's, and the plan's Errors and Warnings are
 // left for the caller to fill from them.
 func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {

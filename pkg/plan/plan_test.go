@@ -109,13 +109,12 @@ func splitBase(t *testing.T) (pkg, out string) {
 func TestPreviewFormattingIsNoChange(t *testing.T) {
 	pkg, out := splitBase(t)
 	// Comments, key order, flow style, sequence indentation, quoting and
-	// kpt's own annotations never reach the cluster.
+	// kpt's bookkeeping annotations never reach the cluster.
 	writeTree(t, pkg, map[string]string{"apps/web.yaml": `kind: Deployment # comment
 metadata:
   namespace: "a"
   name: web
   annotations:
-    config.kubernetes.io/local-config: "false"
     internal.config.kubernetes.io/note: "x"
 apiVersion: apps/v1
 spec: {template: {spec: {containers: [{image: nginx, name: web}]}}}
@@ -128,6 +127,22 @@ data:
 `})
 	doc, _ := previewDir(t, pkg, out, Options{})
 	wantSummary(t, doc, "ctx-a kept c=[] u=[] p=[] n=4", "ctx-b kept c=[] u=[] p=[] n=3")
+}
+
+// TestPreviewKptAnnotationIsChange: kpt live apply sends every annotation
+// but its bookkeeping ones, config.kubernetes.io/* included: adding one is
+// an update of the object in its cluster.
+func TestPreviewKptAnnotationIsChange(t *testing.T) {
+	for _, key := range []string{"config.kubernetes.io/origin", "config.kubernetes.io/local-config", "config.kubernetes.io/depends-on"} {
+		pkg, out := splitBase(t)
+		web := strings.Replace(basePackage()["apps/web.yaml"], "  name: web\n", "  name: web\n  annotations:\n    "+key+": \"false\"\n", 1)
+		if web == basePackage()["apps/web.yaml"] {
+			t.Fatal("the annotation was not added: the test tests nothing")
+		}
+		writeTree(t, pkg, map[string]string{"apps/web.yaml": web})
+		doc, _ := previewDir(t, pkg, out, Options{})
+		wantSummary(t, doc, "ctx-a kept c=[] u=[Deployment.apps a/web] p=[] n=3", "ctx-b kept c=[] u=[] p=[] n=3")
+	}
 }
 
 func TestPreviewCategories(t *testing.T) {
