@@ -3,7 +3,6 @@ package split
 import (
 	"crypto/sha256"
 
-	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
@@ -82,8 +81,8 @@ func (l *Layout) holdsScanned(pkg *Package, f *plannedFile, s *input.ScannedFile
 		return false
 	}
 	for n, i := range f.items {
-		it := &l.items[i]
-		if h := s.Held[n]; h.Key != input.KeyOf(&it.Object) || h.DataStore != datastore.Assign(l.cfg, pkg.index, it.APIVersion, it.Kind) {
+		ds, ok := l.storeIn(i, pkg.index)
+		if h := s.Held[n]; !ok || h.Key != input.KeyOf(&l.items[i].Object) || h.DataStore != ds {
 			return false
 		}
 	}
