@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -38,17 +37,7 @@ func TestLiveCommandsQuietClientLog(t *testing.T) {
 	if code, _, stderr := execCLI(t, "", "split", pkg, "-o", out); code != 0 {
 		t.Fatalf("split: %s", stderr)
 	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	server := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
-	writeTestFile(t, kubeconfig, `apiVersion: v1
-kind: Config
-clusters: [{name: down, cluster: {server: "`+server+`", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts:
-- {name: ctx-00, context: {cluster: down, user: u}}
-- {name: ctx-01, context: {cluster: down, user: u}}
-current-context: ctx-00
-`)
+	kubeconfig := unreachableKubeconfig(t)
 	for _, args := range [][]string{
 		{"status", out, "--kubeconfig", kubeconfig, "--timeout", "20s"},
 		{"apply", pkg, "--out", out, "--kubeconfig", kubeconfig},

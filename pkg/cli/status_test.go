@@ -13,9 +13,10 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
-// closedPort returns a 127.0.0.1 port nothing listens on: a cluster that
-// refuses connections.
-func closedPort(t *testing.T) int {
+// unreachableKubeconfig writes a kubeconfig whose contexts ctx-00 and
+// ctx-01 point at a 127.0.0.1 port nothing listens on: clusters that
+// refuse connections.
+func unreachableKubeconfig(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -23,7 +24,17 @@ func closedPort(t *testing.T) int {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	return port
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	writeTestFile(t, kubeconfig, fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters: [{name: down, cluster: {server: "https://127.0.0.1:%d", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts:
+- {name: ctx-00, context: {cluster: down, user: u}}
+- {name: ctx-01, context: {cluster: down, user: u}}
+current-context: ctx-00
+`, port))
+	return kubeconfig
 }
 
 // TestStatusUnreachable: with both contexts' clusters refusing
@@ -34,17 +45,7 @@ func TestStatusUnreachable(t *testing.T) {
 	if code, _, stderr := execCLI(t, "", "split", copySplitPackage(t), "-o", out); code != 0 {
 		t.Fatalf("split: %s", stderr)
 	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	server := fmt.Sprintf("https://127.0.0.1:%d", closedPort(t))
-	writeTestFile(t, kubeconfig, `apiVersion: v1
-kind: Config
-clusters: [{name: down, cluster: {server: "`+server+`", insecure-skip-tls-verify: true}}]
-users: [{name: u, user: {token: t}}]
-contexts:
-- {name: ctx-00, context: {cluster: down, user: u}}
-- {name: ctx-01, context: {cluster: down, user: u}}
-current-context: ctx-00
-`)
+	kubeconfig := unreachableKubeconfig(t)
 	for _, extra := range [][]string{nil, {"--detailed-exitcode"}} {
 		code, stdout, stderr := execCLI(t, "", append([]string{"status", out, "--kubeconfig", kubeconfig, "-o", "json", "--timeout", "20s"}, extra...)...)
 		var doc v1alpha1.FleetStatus
