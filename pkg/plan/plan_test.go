@@ -12,7 +12,6 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -27,18 +26,7 @@ func previewDir(t *testing.T, pkg, out string, opts Options) (*v1alpha1.SplitPla
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := in.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		t.Fatal(errorResults(results))
-	}
+	in, cfg := loadPackage(t, pkg, od)
 	opts.Split.Out = od
 	doc, layout, err := Preview(in, cfg, opts)
 	if err != nil {
@@ -440,15 +428,7 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 				t.Fatal("nothing was scanned")
 			}
 		}
-		in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		node, _ := in.Config()
-		cfg, res := function.LoadConfig(node)
-		if len(res) > 0 {
-			t.Fatal(res)
-		}
+		in, cfg := loadPackage(t, pkg, od)
 		doc, _, err := Preview(in, cfg, Options{Split: split.Options{Out: od}, Diff: true})
 		if err != nil {
 			t.Fatal(err)

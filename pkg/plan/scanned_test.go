@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -50,15 +49,7 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		if tamper != nil && tamper(od) == 0 {
 			t.Fatal("nothing was scanned")
 		}
-		in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		node, _ := in.Config()
-		cfg, res := function.LoadConfig(node)
-		if len(res) > 0 {
-			t.Fatal(res)
-		}
+		in, cfg := loadPackage(t, pkg, od)
 		return setup{out, od, in, cfg}
 	}
 	run := func(mode input.ReadMode, tamper func(*input.OutDir) int, writeOnly bool) (map[string]string, error) {
