@@ -124,17 +124,13 @@ func (pv *comparison) scannedFiles() ([]scannedFile, map[*input.PrevContext]map[
 // sameFile marks the objects of a file written byte for byte as before
 // unchanged, once they are the objects the scan read.
 func (pv *comparison) sameFile(jb scannedFile) error {
-	if len(jb.file.Items) != len(jb.prev.Held) {
+	if !jb.pkg.HoldsScanned(jb.file.Index, jb.prev) {
 		return input.ErrScanMismatch
 	}
 	if pv.same[jb.ctx] == nil {
 		pv.same[jb.ctx] = map[input.ObjKey]bool{}
 	}
-	for n, i := range jb.file.Items {
-		h := jb.prev.Held[n]
-		if ds, _ := pv.l.StoreIn(i, jb.ctx); h.Key != input.KeyOf(&pv.items[i].Object) || h.DataStore != ds {
-			return input.ErrScanMismatch
-		}
+	for _, h := range jb.prev.Held {
 		pv.same[jb.ctx][h.Key] = true
 	}
 	return nil

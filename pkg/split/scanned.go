@@ -60,7 +60,7 @@ func (w *writtenSums) check(l *Layout) error {
 				if !same {
 					continue
 				}
-				if !l.holdsScanned(pkg, f, pc.Scanned[f.path]) {
+				if !pkg.HoldsScanned(k, pc.Scanned[f.path]) {
 					return input.ErrScanMismatch
 				}
 				settled[f.path] = true
@@ -73,10 +73,12 @@ func (w *writtenSums) check(l *Layout) error {
 	return nil
 }
 
-// holdsScanned reports whether what the scan read of a file is what file f
-// of pkg holds: its objects, in order, with their datastores in pkg's
-// context.
-func (l *Layout) holdsScanned(pkg *Package, f *plannedFile, s *input.ScannedFile) bool {
+// HoldsScanned reports whether what the scan read of a previous file is
+// what file k of pkg holds: its objects, in order, with their datastores in
+// pkg's context. split's Write and plan's comparison trust a scanned file
+// written byte for byte as before only when it holds.
+func (pkg *Package) HoldsScanned(k int, s *input.ScannedFile) bool {
+	l, f := pkg.layout, &pkg.files[k]
 	if len(f.items) != len(s.Held) {
 		return false
 	}
