@@ -6,41 +6,38 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 )
 
-// The one table of which annotation changes plan does not count (NotApplied)
-// and which a written file never carries nor a size counts (Bookkeeping).
+// The one table of the annotations a written file never carries, and that
+// neither plan's digest nor a size counts (Bookkeeping).
 func TestAnnotationPredicates(t *testing.T) {
 	cases := []struct {
-		key                     string
-		notApplied, bookkeeping bool
+		key         string
+		bookkeeping bool
 	}{
-		{"internal.config.kubernetes.io/path", true, true},
-		{"internal.config.kubernetes.io/index", true, true},
-		{"internal.config.kubernetes.io/seqindent", true, true},
-		{"internal.config.kubernetes.io/package-path", true, true},
-		{"config.kubernetes.io/path", true, true},
-		{"config.kubernetes.io/index", true, true},
-		{"config.k8s.io/id", true, true},
-		// kpt live apply sends them (cli-utils reads the first two; a
-		// local-config object is not applied at all).
-		{"config.kubernetes.io/local-config", false, false},
-		{"config.kubernetes.io/origin", false, false},
-		{"config.kubernetes.io/function", false, false},
-		{"config.kubernetes.io/depends-on", false, false},
-		{"config.kubernetes.io/apply-time-mutation", false, false},
+		{"internal.config.kubernetes.io/path", true},
+		{"internal.config.kubernetes.io/index", true},
+		{"internal.config.kubernetes.io/seqindent", true},
+		{"internal.config.kubernetes.io/package-path", true},
+		{"config.kubernetes.io/path", true},
+		{"config.kubernetes.io/index", true},
+		{"config.k8s.io/id", true},
+		// kpt live apply sends them (cli-utils reads depends-on and
+		// apply-time-mutation; a local-config object is not applied at all).
+		{"config.kubernetes.io/local-config", false},
+		{"config.kubernetes.io/origin", false},
+		{"config.kubernetes.io/function", false},
+		{"config.kubernetes.io/depends-on", false},
+		{"config.kubernetes.io/apply-time-mutation", false},
 		// Set on the cluster's objects, or the user's own.
-		{"config.k8s.io/owning-inventory", false, false},
-		{"cli-utils.sigs.k8s.io/on-remove", false, false},
-		{"client.lifecycle.config.k8s.io/deletion", false, false},
-		{"shardrouter.dev/context", false, false},
-		{"shardrouter.dev/datastore", false, false},
-		{"kubectl.kubernetes.io/last-applied-configuration", false, false},
-		{"example.com/config.kubernetes.io/path", false, false},
-		{"", false, false},
+		{"config.k8s.io/owning-inventory", false},
+		{"cli-utils.sigs.k8s.io/on-remove", false},
+		{"client.lifecycle.config.k8s.io/deletion", false},
+		{"shardrouter.dev/context", false},
+		{"shardrouter.dev/datastore", false},
+		{"kubectl.kubernetes.io/last-applied-configuration", false},
+		{"example.com/config.kubernetes.io/path", false},
+		{"", false},
 	}
 	for _, c := range cases {
-		if got := yamlio.NotApplied(c.key); got != c.notApplied {
-			t.Errorf("NotApplied(%q) = %v, want %v", c.key, got, c.notApplied)
-		}
 		if got := yamlio.Bookkeeping(c.key); got != c.bookkeeping {
 			t.Errorf("Bookkeeping(%q) = %v, want %v", c.key, got, c.bookkeeping)
 		}

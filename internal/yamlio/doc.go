@@ -21,9 +21,8 @@
 // with what they share: the writers keep every scalar's value (KeepScalars,
 // scalars.go), the mapped input, the packed-node codec (Pack, Unpack), the
 // worker pool (Parallel, ForEach), the node helpers (HasAnchors, CopyNode),
-// the object digest (Digester), which annotations plan does not count as
-// changes (NotApplied) and which a written file never carries nor a size
-// counts (Bookkeeping), and the check every reader and
+// the object digest (Digester), which annotations a written file never
+// carries and neither plan nor a size counts (Bookkeeping), and the check every reader and
 // encoder makes on both paths, that a resource is a Kubernetes object at all (CheckResource: kyaml hands on,
 // and panics on, nodes that are not). A fast path refuses what it is not sure
 // about (IsFallback) and the reference then reads the same bytes;

@@ -247,10 +247,8 @@ func resolvedContent(m *yaml.Node) []*yaml.Node {
 
 // notStored reports the annotations SerializedSize leaves out: kpt's and
 // kyaml's bookkeeping (yamlio.Bookkeeping), and shard-router's own. Other
-// config.kubernetes.io/* annotations, which plan does not count as changes
-// (yamlio.NotApplied), are sized: kpt live apply sends them (it clears only
-// the index annotations), and sizes must not change (issue 19 left it
-// open).
+// config.kubernetes.io/* annotations are sized: kpt live apply sends them
+// (it clears only the index annotations).
 func notStored(key string) bool {
 	return key == v1alpha1.ContextAnnotation || key == v1alpha1.DataStoreAnnotation || yamlio.Bookkeeping(key)
 }

@@ -14,7 +14,7 @@ type Digest = yamlio.Digest
 // the annotations that never reach the cluster. shard-router's context and
 // datastore annotations are digested apart (RoutedDigest), so that one walk
 // serves every context a new object goes to.
-var objectDigest = yamlio.Digester{Skip: yamlio.NotApplied,
+var objectDigest = yamlio.Digester{Skip: yamlio.Bookkeeping,
 	Apart: []string{v1alpha1.ContextAnnotation, v1alpha1.DataStoreAnnotation}}
 
 // DigestOf digests the object as it reaches the cluster.

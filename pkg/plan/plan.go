@@ -93,7 +93,7 @@ func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 // input.OpenPrevious) holds: what `kpt live apply` of each context would
 // create, update and prune there. Objects are compared as data: formatting,
 // comments, key order and kpt's bookkeeping annotations (which never reach
-// a cluster, yamlio.NotApplied) are not changes. It returns the layout too, routed once, for apply to
+// a cluster, yamlio.Bookkeeping) are not changes. It returns the layout too, routed once, for apply to
 // write; its Results are the plan's, and the plan's Errors and Warnings are
 // left for the caller to fill from them.
 func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {
