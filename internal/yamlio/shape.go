@@ -47,41 +47,21 @@ func CheckResource(n *yaml.Node) error {
 		return err
 	}
 	for _, name := range []string{yaml.LabelsField, yaml.AnnotationsField} {
-		m, field := Lookup(meta, name), "metadata."+name
-		if err := checkStringMap(m, field); err != nil {
-			return err
-		}
-		if err := checkStringValues(m, field); err != nil {
+		if err := checkStringMap(Lookup(meta, name), "metadata."+name); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// checkStringValues refuses a label or annotation value that YAML reads as
-// something other than a string (00, true, 1.5, null, 2001-12-14): routing
+// checkStringMap checks labels or annotations: null, or a mapping whose
+// keys are scalars and whose values are strings. A value that YAML reads as
+// something else (00, true, 1.5, null, 2001-12-14) is refused too: routing
 // matches a label's text, while kube-apiserver rejects a number or a
 // boolean and reads null as "", so the object would be routed by a value it
 // never holds; and kpt live apply refuses every such value (its
 // validateMetadataStringMaps), so split would write a package no cluster
 // can take.
-func checkStringValues(m *yaml.Node, field string) error {
-	if isNull(m) {
-		return nil
-	}
-	var err error
-	MergedFields(m, 0, func(k, v *yaml.Node) bool {
-		if v = Deref(v); v != nil && v.ShortTag() != "!!str" {
-			err = fmt.Errorf("%s[%s] is %q, which YAML reads as %s, not a string: quote it (%s: %q)",
-				field, k.Value, v.Value, strings.TrimPrefix(v.ShortTag(), "!!"), k.Value, v.Value)
-		}
-		return err == nil
-	})
-	return err
-}
-
-// checkStringMap checks labels or annotations: null, or a mapping whose
-// keys are scalars and whose values are scalars.
 func checkStringMap(m *yaml.Node, field string) error {
 	if isNull(m) {
 		return nil
@@ -96,6 +76,9 @@ func checkStringMap(m *yaml.Node, field string) error {
 			err = fmt.Errorf("%s has a key that is %s, not a string", field, describeKind(k))
 		case v != nil && v.Kind != yaml.ScalarNode:
 			err = fmt.Errorf("%s[%s] is %s, not a string", field, k.Value, describeKind(v))
+		case v != nil && v.ShortTag() != "!!str":
+			err = fmt.Errorf("%s[%s] is %q, which YAML reads as %s, not a string: quote it (%s: %q)",
+				field, k.Value, v.Value, strings.TrimPrefix(v.ShortTag(), "!!"), k.Value, v.Value)
 		}
 		return err == nil
 	})
