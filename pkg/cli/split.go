@@ -62,7 +62,8 @@ or --allow-mass-prune. Run
 shard-router plan first to see what each cluster would gain and lose.
 
 Re-running regenerates every context directory completely, so files of deleted
-resources disappear. split only deletes what it wrote (it marks its directories
+resources disappear; a context directory whose every file already holds what
+split writes is left as it is. split only deletes what it wrote (it marks its directories
 with ` + input.MarkerFile + ` files) and refuses to write into a non-empty
 directory it did not create.
 

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -110,6 +111,10 @@ type PrevContext struct {
 	// recorded them; HasOverrides is false when it did not.
 	Overrides    []datastore.Entry
 	HasOverrides bool
+	// dir is the context directory's path; marker its marker's id.
+	dir      string
+	marker   fileID
+	markerOK bool
 }
 
 // ScannedFile is a file of the previous split that plan did not parse:
@@ -117,6 +122,9 @@ type PrevContext struct {
 type ScannedFile struct {
 	Sum  Digest
 	Held []HeldResource
+	// id is the file as it was when read (see Unchanged).
+	id   fileID
+	idOK bool
 }
 
 // PrevObject is a resource of a previous context directory as plan
@@ -306,9 +314,13 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 	if !info.IsDir() {
 		return nil, fmt.Errorf("%s is not a directory (a symlink?): split wrote a directory there and will not replace anything else", shown)
 	}
-	pc.Exists = true
+	pc.Exists, pc.dir = true, dir
 	if pc.Files, err = checkContextDir(dir, shown, name); err != nil {
 		return nil, err
+	}
+	// The marker's id is read before any file is scanned (see Unchanged).
+	if info, err := os.Lstat(filepath.Join(dir, MarkerFile)); err == nil {
+		pc.marker, pc.markerOK = idOf(info)
 	}
 	if err := pc.readOverrides(dir, shown); err != nil {
 		return nil, err
@@ -424,7 +436,7 @@ func scan(dir, f, ctx string) (*ScannedFile, error) {
 	if !strings.HasSuffix(f, ".yaml") && !strings.HasSuffix(f, ".yml") {
 		return nil, nil
 	}
-	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+	data, info, err := readWithInfo(filepath.Join(dir, filepath.FromSlash(f)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // readFile says the same
 	}
@@ -435,7 +447,62 @@ func scan(dir, f, ctx string) (*ScannedFile, error) {
 	if !ok {
 		return nil, nil
 	}
-	return &ScannedFile{Sum: sha256.Sum256(data), Held: held}, nil
+	s := &ScannedFile{Sum: sha256.Sum256(data), Held: held}
+	s.id, s.idOK = idOf(info)
+	return s, nil
+}
+
+// readWithInfo reads a file as os.ReadFile does, and what fstat said of it
+// before the first byte was read: a change during the read changes the
+// file's ctime after that.
+func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	data := make([]byte, 0, info.Size()+1) // +1: EOF is seen without growing
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, info, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// Dir is the context directory's path ("" when it does not exist).
+func (pc *PrevContext) Dir() string { return pc.dir }
+
+// Unchanged reports, without reading it, whether the scanned file f still
+// holds the bytes its scan read: it is the same file (inode, size, times),
+// and it was last changed before the context's marker was, as read before
+// the scan. Any change since the scan sets the file's ctime to the
+// filesystem's clock, which was past the marker's ctime by then, so it
+// cannot give the file its old ctime; a file changed in the same clock
+// tick as the marker is read instead. Split's Write trusts it to leave a
+// file unread that it would write byte for byte as the scan read it.
+func (pc *PrevContext) Unchanged(f string) bool {
+	s := pc.Scanned[f]
+	if s == nil || !s.idOK || !pc.markerOK || !s.id.changedBefore(pc.marker.ctime) {
+		return false
+	}
+	info, err := os.Lstat(filepath.Join(pc.dir, filepath.FromSlash(f)))
+	if err != nil {
+		return false
+	}
+	id, ok := idOf(info)
+	return ok && id == s.id
 }
 
 // scanAnnotations are the annotations scanFile reads.

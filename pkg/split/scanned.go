@@ -26,19 +26,21 @@ func newWrittenSums(d *input.OutDir, pkgs []*Package) *writtenSums {
 	return w
 }
 
-// note records file k of pkg as rendered (data); the writers call it
-// concurrently, each for its own file.
-func (w *writtenSums) note(pkg *Package, k int, data []byte) {
+// note records file k of pkg as rendered (data), and reports whether
+// those are the bytes the scan read; the writers call it concurrently,
+// each for its own file.
+func (w *writtenSums) note(pkg *Package, k int, data []byte) bool {
 	if w == nil || pkg.files[k].items == nil {
-		return
+		return false
 	}
 	pc := w.d.Context(pkg.Context)
 	if pc == nil {
-		return
+		return false
 	}
 	if s := pc.Scanned[pkg.files[k].path]; s != nil {
 		w.same[pkg][k] = sha256.Sum256(data) == s.Sum
 	}
+	return w.same[pkg][k]
 }
 
 // check settles every scanned file: one written byte for byte as it was

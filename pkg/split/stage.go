@@ -100,7 +100,7 @@ func stageAll(tmp string, pkgs []*Package) error {
 			return err
 		}
 	}
-	return stage(filepath.Join(tmp, "new"), pkgs, nil)
+	return stage(filepath.Join(tmp, "new"), pkgs, nil, nil)
 }
 
 // Dir is the staged package of a context, ready for kpt live apply.

@@ -62,7 +62,8 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // Write writes every context package of the plan to the output directory:
 // each context directory is staged inside the output directory, then
 // swapped in by rename, so that a failure never leaves a half-written
-// context. Previous context directories are replaced whole; those of
+// context. Previous context directories are replaced whole, or left as they
+// are when every file already holds what split writes (see kept); those of
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
 func Write(d *input.OutDir, plan *Layout) error {
@@ -90,14 +91,14 @@ func Write(d *input.OutDir, plan *Layout) error {
 			return err
 		}
 	}
-	sums := newWrittenSums(d, plan.Packages)
-	if err := stage(staged, plan.Packages, sums); err != nil {
+	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages)
+	if err := stage(staged, plan.Packages, sums, keep); err != nil {
 		return err
 	}
 	if err := sums.check(plan); err != nil {
 		return err // before the first change to a context directory
 	}
-	return swapAll(d, plan, previous, staged, old)
+	return swapAll(d, plan, previous, staged, old, keep)
 }
 
 // checkTargets refuses a context directory that exists but that split did
@@ -132,7 +133,7 @@ func openForWrite(d *input.OutDir) error {
 
 // swapAll swaps the staged context directories in, moves those of dropped
 // contexts to old, and lists the new contexts in the marker.
-func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old string) error {
+func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old string, keep *kept) error {
 	// List old and new contexts while swapping, so an interrupted run
 	// leaves every directory it touched listed as split's.
 	var current []string
@@ -149,6 +150,9 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 		return err
 	}
 	for _, pkg := range plan.Packages {
+		if keep.keeps(pkg) {
+			continue
+		}
 		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
 			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
 		}
@@ -206,8 +210,9 @@ const writers = 8
 
 // stage writes the context packages to new directories under dir: every
 // file of every context is rendered and written by the writers, and noted
-// in sums (which may be nil).
-func stage(dir string, pkgs []*Package, sums *writtenSums) error {
+// in sums; the contexts keep leaves as they are are not written (sums and
+// keep may be nil).
+func stage(dir string, pkgs []*Package, sums *writtenSums, keep *kept) error {
 	type job struct {
 		pkg *Package
 		k   int
@@ -230,7 +235,7 @@ func stage(dir string, pkgs []*Package, sums *writtenSums) error {
 	var made sync.Map // directories known to exist
 	err := yamlio.ForEach(writers, len(jobs), func(i int) error {
 		j := jobs[i]
-		if err := writeFile(j.pkg, j.k, j.p, &made, sums); err != nil {
+		if err := writeFile(j.pkg, j.k, j.p, &made, sums, keep); err != nil {
 			return fmt.Errorf("writing context %q: %w", j.pkg.Context, err)
 		}
 		return nil
@@ -239,24 +244,32 @@ func stage(dir string, pkgs []*Package, sums *writtenSums) error {
 		return err
 	}
 	for _, pkg := range pkgs {
-		files := make([]string, len(pkg.files))
-		for k, f := range pkg.files {
-			files[k] = f.path
+		if keep.keeps(pkg) {
+			continue
 		}
-		if err := writeMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, files); err != nil {
+		if err := writeMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, pkg.paths()); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// writeFile renders file k of pkg, notes it in sums, and writes it at p.
-func writeFile(pkg *Package, k int, p string, made *sync.Map, sums *writtenSums) error {
+// writeFile renders file k of pkg, notes it in sums, and writes it at p
+// unless keep holds it.
+func writeFile(pkg *Package, k int, p string, made *sync.Map, sums *writtenSums, keep *kept) error {
 	data, err := pkg.render(k)
 	if err != nil {
 		return err
 	}
-	sums.note(pkg, k, data)
+	scanned := sums.note(pkg, k, data)
+	if held, err := keep.hold(pkg, k, p, data, scanned, made); held || err != nil {
+		return err
+	}
+	return writeAt(p, data, made)
+}
+
+// writeAt writes a staged file, making its directory once.
+func writeAt(p string, data []byte, made *sync.Map) error {
 	if d := filepath.Dir(p); !loaded(made, d) {
 		if err := os.MkdirAll(d, dirMode); err != nil {
 			return err
@@ -270,6 +283,15 @@ func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
 
 // writeMarker writes a marker file atomically.
 func writeMarker(dir string, contexts, files []string) error {
+	tmp := filepath.Join(dir, input.MarkerFile+".new")
+	if err := os.WriteFile(tmp, markerText(contexts, files), fileMode); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, input.MarkerFile))
+}
+
+// markerText is a marker file's content.
+func markerText(contexts, files []string) []byte {
 	var b strings.Builder
 	b.WriteString(input.MarkerFormat + "\n")
 	b.WriteString("# Written by shard-router split, which deletes and rewrites what this file lists\n")
@@ -280,11 +302,7 @@ func writeMarker(dir string, contexts, files []string) error {
 	for _, f := range files {
 		b.WriteString("file " + f + "\n")
 	}
-	tmp := filepath.Join(dir, input.MarkerFile+".new")
-	if err := os.WriteFile(tmp, []byte(b.String()), fileMode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, input.MarkerFile))
+	return []byte(b.String())
 }
 
 // errNoExchange: the system cannot exchange two directories atomically.
