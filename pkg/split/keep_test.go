@@ -223,18 +223,7 @@ func TestKeptOnlyWhenWhole(t *testing.T) {
 // directory when a later file of the context differs.
 func TestHeldFilesWrittenWhenALaterOneDiffers(t *testing.T) {
 	pkg, out := splitBase(t)
-	od, err := input.OpenOutDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := runRoute(t, in, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	od, l := routeAgainst(t, pkg, out)
 	p, _ := l.Package("ctx-a")
 	keep, staged := newKept(od, l.Packages), t.TempDir()
 	var made sync.Map

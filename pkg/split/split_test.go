@@ -48,6 +48,25 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	return runRoute(t, in, od, nil)
 }
 
+// routeAgainst opens out as the previous split and routes pkg against it,
+// writing nothing.
+func routeAgainst(t *testing.T, pkg, out string) (*input.OutDir, *Layout) {
+	t.Helper()
+	od, err := input.OpenOutDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := runRoute(t, in, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return od, l
+}
+
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
 func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*Layout, error) {

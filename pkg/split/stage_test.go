@@ -6,25 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // stageDir routes pkg against out, as apply does, and stages the result.
 func stageDir(t *testing.T, pkg, out string) *Staged {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := runRoute(t, in, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	od, plan := routeAgainst(t, pkg, out)
 	s, err := Stage(od, plan)
 	if err != nil {
 		t.Fatal(err)
