@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/apply"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
@@ -55,7 +56,10 @@ objects to be gone. A context that fails (unreachable, an object rejected, a
 timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is
 replaced by the new package only once that context's apply and reconcile
 succeeded, atomically, so OUT_DIR holds what each cluster last received, and a
-rerun retries exactly what failed.
+rerun retries exactly what failed. Unless --dry-run, apply holds a lock on
+OUT_DIR while it runs (a flock on OUT_DIR/` + input.LockFile + `, local to this
+machine): a second apply --out or split -o on the same directory fails at
+once, naming the holder's pid.
 
 A move hands off: when an object leaves context A for B (allowMoves), B gets it
 first, and A keeps applying its copy; only once every new copy is Current does

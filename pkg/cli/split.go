@@ -63,9 +63,12 @@ shard-router plan first to see what each cluster would gain and lose.
 
 Re-running regenerates every context directory completely, so files of deleted
 resources disappear; a context directory whose every file already holds what
-split writes is left as it is. split only deletes what it wrote (it marks its directories
-with ` + input.MarkerFile + ` files) and refuses to write into a non-empty
-directory it did not create.
+split writes is left as it is. split only deletes what it wrote (it marks its
+directories with ` + input.MarkerFile + ` files) and refuses to write into a
+non-empty directory it did not create. While it writes, split holds a lock on
+OUT_DIR (a flock on OUT_DIR/` + input.LockFile + `, local to this machine): a
+second split -o or apply --out on the same directory fails at once, naming the
+holder's pid.
 
 With --context NAME, split writes that context's resources and its inventory
 to stdout as one YAML stream instead, and writes no files. kpt live apply
