@@ -29,3 +29,9 @@ func idOf(info fs.FileInfo) (fileID, bool) {
 func (id fileID) changedBefore(t syscall.Timespec) bool {
 	return id.ctime.Sec < t.Sec || (id.ctime.Sec == t.Sec && id.ctime.Nsec < t.Nsec)
 }
+
+// SingleLink reports whether the file has no other name (hard link).
+func SingleLink(info fs.FileInfo) bool {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink == 1
+}

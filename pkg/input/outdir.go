@@ -115,6 +115,8 @@ type PrevContext struct {
 	dir      string
 	marker   fileID
 	markerOK bool
+	// strayDirs: the directory holds a directory none of its files is in.
+	strayDirs bool
 }
 
 // ScannedFile is a file of the previous split that plan did not parse:
@@ -315,7 +317,7 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 		return nil, fmt.Errorf("%s is not a directory (a symlink?): split wrote a directory there and will not replace anything else", shown)
 	}
 	pc.Exists, pc.dir = true, dir
-	if pc.Files, err = checkContextDir(dir, shown, name); err != nil {
+	if pc.Files, pc.strayDirs, err = checkContextDir(dir, shown, name); err != nil {
 		return nil, err
 	}
 	// The marker's id is read before any file is scanned (see Unchanged).
@@ -332,24 +334,29 @@ func (d *OutDir) readContext(name string) (*PrevContext, error) {
 }
 
 // checkContextDir reads a context directory's marker and checks that it
-// holds only the files split listed there, which it returns.
-func checkContextDir(dir, shown, name string) ([]string, error) {
+// holds only the files split listed there, which it returns; stray is set
+// when it also holds a directory that none of them is in (allowed: split
+// replaces the directory whole).
+func checkContextDir(dir, shown, name string) (files []string, stray bool, err error) {
 	contexts, files, err := readMarker(filepath.Join(dir, MarkerFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s has no %s file, so it was %w: move it away", shown, MarkerFile, ErrNotSplitDir)
+		return nil, false, fmt.Errorf("%s has no %s file, so it was %w: move it away", shown, MarkerFile, ErrNotSplitDir)
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !slices.Equal(contexts, []string{name}) {
-		return nil, fmt.Errorf("%s: its %s names context(s) %q, not %q", shown, MarkerFile, contexts, name)
+		return nil, false, fmt.Errorf("%s: its %s names context(s) %q, not %q", shown, MarkerFile, contexts, name)
 	}
-	listed := map[string]bool{}
+	listed, parents := map[string]bool{}, map[string]bool{".": true}
 	for _, f := range files {
 		if f == "" || path.IsAbs(f) || slices.Contains(strings.Split(f, "/"), "..") {
-			return nil, fmt.Errorf("%s lists %q, which is not a file inside it", filepath.Join(shown, MarkerFile), f)
+			return nil, false, fmt.Errorf("%s lists %q, which is not a file inside it", filepath.Join(shown, MarkerFile), f)
 		}
 		listed[f] = true
+		for d := path.Dir(f); d != "."; d = path.Dir(d) {
+			parents[d] = true
+		}
 	}
 	err = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
@@ -359,6 +366,7 @@ func checkContextDir(dir, shown, name string) ([]string, error) {
 		rel = filepath.ToSlash(rel)
 		switch {
 		case e.IsDir():
+			stray = stray || !parents[rel]
 			return nil
 		case e.Type()&fs.ModeSymlink != 0:
 			return fmt.Errorf("%s is a symlink: split never writes one, so it will neither follow nor delete it; move it away", filepath.Join(shown, rel))
@@ -369,7 +377,7 @@ func checkContextDir(dir, shown, name string) ([]string, error) {
 		}
 		return fmt.Errorf("%s was %w (its %s does not list it), and split regenerates %s completely: move the file away", filepath.Join(shown, rel), ErrNotSplitDir, MarkerFile, shown)
 	})
-	return files, err
+	return files, stray, err
 }
 
 // readOverrides reads the etcd overrides the previous split recorded.
@@ -484,21 +492,23 @@ func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
 // Dir is the context directory's path ("" when it does not exist).
 func (pc *PrevContext) Dir() string { return pc.dir }
 
-// Unchanged reports, without reading it, whether the scanned file f still
-// holds the bytes its scan read: it is the same file (inode, size, times),
-// and it was last changed before the context's marker was, as read before
-// the scan. Any change since the scan sets the file's ctime to the
-// filesystem's clock, which was past the marker's ctime by then, so it
-// cannot give the file its old ctime; a file changed in the same clock
-// tick as the marker is read instead. Split's Write trusts it to leave a
+// OnlyListed reports whether the context directory holds nothing but the
+// files its marker lists and the directories they are in.
+func (pc *PrevContext) OnlyListed() bool { return pc.Exists && !pc.strayDirs }
+
+// Unchanged reports, without reading it, whether the scanned file f, whose
+// Lstat is info, still holds the bytes its scan read: it is the same file
+// (device, inode, size, times), on the marker's device, and it was last
+// changed before the context's marker was, as read before the scan. Any
+// change since the scan sets the file's ctime to the filesystem's clock,
+// which was past the marker's ctime by then, so it cannot give the file its
+// old ctime; a file changed in the same clock tick as the marker is read
+// instead, and so is a file on another filesystem (a mount inside the
+// directory may keep coarser times). Split's Write trusts it to leave a
 // file unread that it would write byte for byte as the scan read it.
-func (pc *PrevContext) Unchanged(f string) bool {
+func (pc *PrevContext) Unchanged(f string, info fs.FileInfo) bool {
 	s := pc.Scanned[f]
-	if s == nil || !s.idOK || !pc.markerOK || !s.id.changedBefore(pc.marker.ctime) {
-		return false
-	}
-	info, err := os.Lstat(filepath.Join(pc.dir, filepath.FromSlash(f)))
-	if err != nil {
+	if s == nil || !s.idOK || !pc.markerOK || s.id.dev != pc.marker.dev || !s.id.changedBefore(pc.marker.ctime) {
 		return false
 	}
 	id, ok := idOf(info)

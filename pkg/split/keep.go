@@ -2,26 +2,38 @@ package split
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // kept decides which context directories of the previous split Write
-// leaves as they are: those whose every file already holds, on disk when
-// split renders it, byte for byte what split writes there, and whose
-// marker lists the same files. Nothing of such a context is written,
-// swapped or deleted, so an unchanged context costs no new directory of
-// files and no removal of the old one. A file is compared with the disk:
-// read again, or, when the scan read the same bytes, found unchanged since
-// the scan by its inode and times (input.PrevContext.Unchanged). A file
-// edited since the scan is rewritten like any other change.
+// leaves as they are: those whose every file already holds byte for byte
+// what split writes there, as a regular file of split's mode with no other
+// name, whose marker lists the same files, and that hold nothing else.
+// Nothing of such a context is written, swapped or deleted, so an
+// unchanged context costs no new directory of files and no removal of the
+// old one.
+//
+// While the files are rendered, a file counts as unchanged when the scan
+// read these very bytes from it, or, for a file not scanned, when the disk
+// holds them. Just before its swap would be, each such context is checked
+// on disk again (verify): a file is read, or found unchanged since the
+// scan by its inode and times (input.PrevContext.Unchanged). A context
+// that changed in between is written and swapped after all, so that, as
+// before, OUT_DIR holds what split computed at the moment of the swap.
 type kept struct {
 	ctx map[*Package]*keptContext
+	// mode is the mode split's files have (fileMode less the umask).
+	mode fs.FileMode
 	// heldBytes is what every context holds in memory (see keptContext).
 	heldBytes atomic.Int64
 }
@@ -39,6 +51,11 @@ type keptContext struct {
 	dirty bool // a file differs: the context is written and swapped
 	left  int  // files not yet rendered
 	held  []heldFile
+	// sums are the hashes of the files split renders, and scanned tells
+	// those the scan read as they are rendered, for verify; each writer
+	// sets its own file's.
+	sums    [][sha256.Size]byte
+	scanned []bool
 }
 
 type heldFile struct {
@@ -47,20 +64,18 @@ type heldFile struct {
 }
 
 // newKept lists the contexts of pkgs that may be kept: their previous
-// directory exists and its marker is byte for byte the one split writes.
+// directory holds only what its marker lists, and that marker is byte for
+// byte the one split writes. mode is the mode of a file split just wrote.
 // It is nil when there is none.
-func newKept(d *input.OutDir, pkgs []*Package) *kept {
-	k := &kept{ctx: map[*Package]*keptContext{}}
+func newKept(d *input.OutDir, pkgs []*Package, mode fs.FileMode) *kept {
+	k := &kept{ctx: map[*Package]*keptContext{}, mode: mode}
 	for _, pkg := range pkgs {
 		pc := d.Context(pkg.Context)
-		if pc == nil || !pc.Exists || !slices.Equal(pc.Files, pkg.paths()) {
+		if pc == nil || !pc.OnlyListed() || !slices.Equal(pc.Files, pkg.paths()) || !k.markerKept(pkg, pc) {
 			continue
 		}
-		marker := filepath.Join(d.Path, pkg.Context, input.MarkerFile)
-		if !sameOnDisk(marker, markerText([]string{pkg.Context}, pkg.paths())) {
-			continue
-		}
-		k.ctx[pkg] = &keptContext{prev: pc, left: len(pkg.files)}
+		n := len(pkg.files)
+		k.ctx[pkg] = &keptContext{prev: pc, left: n, sums: make([][sha256.Size]byte, n), scanned: make([]bool, n)}
 	}
 	if len(k.ctx) == 0 {
 		return nil
@@ -79,8 +94,13 @@ func (k *kept) hold(pkg *Package, f int, p string, data []byte, scanned bool, ma
 	}
 	kc := k.ctx[pkg]
 	path := pkg.files[f].path
-	same := (scanned && kc.prev.Unchanged(path)) ||
-		sameOnDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
+	kc.scanned[f] = scanned
+	if scanned {
+		kc.sums[f] = kc.prev.Scanned[path].Sum // data's, as note found
+	} else {
+		kc.sums[f] = sha256.Sum256(data)
+	}
+	same := scanned || sameOnDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
 	kc.mu.Lock()
 	if kc.dirty {
 		kc.mu.Unlock()
@@ -120,8 +140,9 @@ func (k *kept) release(kc *keptContext) {
 	kc.held = nil
 }
 
-// keeps reports whether Write leaves pkg's previous directory as it is;
-// it is known once every file was rendered.
+// keeps reports whether every file of pkg was found unchanged as it was
+// rendered, so that nothing of it was staged; it is known once every file
+// was rendered.
 func (k *kept) keeps(pkg *Package) bool {
 	if k == nil || k.ctx[pkg] == nil {
 		return false
@@ -130,6 +151,50 @@ func (k *kept) keeps(pkg *Package) bool {
 	kc.mu.Lock()
 	defer kc.mu.Unlock()
 	return !kc.dirty && kc.left == 0
+}
+
+// verify checks, just before Write would swap it, that pkg's previous
+// directory still holds what split writes: its marker, and each file as a
+// regular file of split's mode with no other name and the new bytes (read,
+// or unchanged since the scan that read them).
+func (k *kept) verify(pkg *Package) bool {
+	kc := k.ctx[pkg]
+	if !k.markerKept(pkg, kc.prev) {
+		return false
+	}
+	// Checking a file waits on the filesystem: check several at once.
+	return yamlio.ForEach(writers, len(pkg.files), func(f int) error {
+		path := pkg.files[f].path
+		p := filepath.Join(kc.prev.Dir(), filepath.FromSlash(path))
+		info, err := os.Lstat(p)
+		switch {
+		case err != nil || !k.fits(info):
+			return errChanged
+		case kc.scanned[f] && kc.prev.Unchanged(path, info):
+			return nil
+		}
+		if data, err := os.ReadFile(p); err != nil || sha256.Sum256(data) != kc.sums[f] {
+			return errChanged
+		}
+		return nil
+	}) == nil
+}
+
+// errChanged stops verify at the first file that changed.
+var errChanged = errors.New("changed since it was compared")
+
+// markerKept reports whether the previous directory's marker is the one
+// split writes for pkg.
+func (k *kept) markerKept(pkg *Package, pc *input.PrevContext) bool {
+	p := filepath.Join(pc.Dir(), input.MarkerFile)
+	info, err := os.Lstat(p)
+	return err == nil && k.fits(info) && sameOnDisk(p, markerText([]string{pkg.Context}, pkg.paths()))
+}
+
+// fits reports whether a file is one split could have written as it is:
+// regular, of split's mode, with no other name.
+func (k *kept) fits(info fs.FileInfo) bool {
+	return info.Mode() == k.mode && input.SingleLink(info)
 }
 
 // sameOnDisk reports whether the regular file at p holds exactly data; a

@@ -2,6 +2,7 @@ package split
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -225,7 +226,7 @@ func TestHeldFilesWrittenWhenALaterOneDiffers(t *testing.T) {
 	pkg, out := splitBase(t)
 	od, l := routeAgainst(t, pkg, out)
 	p, _ := l.Package("ctx-a")
-	keep, staged := newKept(od, l.Packages), t.TempDir()
+	keep, staged := newKept(od, l.Packages, splitMode(t, out)), t.TempDir()
 	var made sync.Map
 	last := len(p.files) - 1
 	for k := range p.files {
@@ -274,13 +275,118 @@ func TestUnchangedByID(t *testing.T) {
 	if len(pc.Scanned) < 2 {
 		t.Fatalf("%d files scanned: the fixture changed", len(pc.Scanned))
 	}
+	unchanged := func(f string) bool {
+		info, err := os.Lstat(filepath.Join(out, "ctx-a", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pc.Unchanged(f, info)
+	}
 	for f := range pc.Scanned {
-		if !pc.Unchanged(f) {
+		if !unchanged(f) {
 			t.Errorf("%s: not known unchanged", f)
 		}
 	}
 	edit(t, filepath.Join(out, "ctx-a", "apps", "web.yaml"), "image: nginx", "image: nginy")
-	if pc.Unchanged("apps/web.yaml") {
+	if unchanged("apps/web.yaml") {
 		t.Error("apps/web.yaml, edited, is known unchanged")
+	}
+}
+
+// splitMode is the mode of the files split wrote in out.
+func splitMode(t *testing.T, out string) os.FileMode {
+	t.Helper()
+	info, err := os.Lstat(filepath.Join(out, "ctx-a", input.MarkerFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Mode()
+}
+
+// A file edited while split runs, after split compared it and before the
+// swap, is still rewritten: the context is checked again just before its
+// swap would be.
+func TestEditBeforeSwapIsRewritten(t *testing.T) {
+	pkg, out := splitBase(t)
+	markerAfterFiles(t, out)
+	defer func() { beforeSwap = nil }()
+	beforeSwap = func() { edit(t, filepath.Join(out, "ctx-a", "apps", "web.yaml"), "image: nginx", "image: nginy") }
+	mustSplit(t, pkg, out)
+	beforeSwap = nil
+	wantFresh(t, pkg, out)
+}
+
+// A context is kept only as split would write it: a file of another mode,
+// a file with another name (hard link), or a directory none of its files
+// is in makes split write it again.
+func TestKeptOnlyAsWritten(t *testing.T) {
+	for name, change := range map[string]func(t *testing.T, out string){
+		"mode": func(t *testing.T, out string) {
+			if err := os.Chmod(filepath.Join(out, "ctx-a", "apps", "web.yaml"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"hard link": func(t *testing.T, out string) {
+			if err := os.Link(filepath.Join(out, "ctx-a", "apps", "web.yaml"), filepath.Join(t.TempDir(), "web.yaml")); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"stray directory": func(t *testing.T, out string) {
+			if err := os.MkdirAll(filepath.Join(out, "ctx-a", "stray", "empty"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			pkg, out := splitBase(t)
+			markerAfterFiles(t, out)
+			mode := splitMode(t, out)
+			change(t, out)
+			mustSplit(t, pkg, out)
+			wantFresh(t, pkg, out)
+			p := filepath.Join(out, "ctx-a", "apps", "web.yaml")
+			info, err := os.Lstat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if info.Mode() != mode || !input.SingleLink(info) {
+				t.Errorf("%s: mode %v, %d links; split writes %v, 1 link", p, info.Mode(), info.Sys().(*syscall.Stat_t).Nlink, mode)
+			}
+			if _, err := os.Lstat(filepath.Join(out, "ctx-a", "stray")); err == nil {
+				t.Error("the stray directory is still there")
+			}
+		})
+	}
+}
+
+// A file on another filesystem than its marker (a mount inside the
+// context directory, whose times may be coarser) is never known unchanged
+// by its id: it is read.
+func TestUnchangedNotAcrossDevices(t *testing.T) {
+	if testing.Short() || os.Getuid() != 0 {
+		t.Skip("needs root to mount, and is in the slow tier")
+	}
+	_, out := splitBase(t)
+	apps := filepath.Join(out, "ctx-a", "apps")
+	files := readTree(t, apps)
+	if err := exec.Command("mount", "-t", "tmpfs", "shard-router-test", apps).Run(); err != nil {
+		t.Skipf("cannot mount a tmpfs: %v", err)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", apps).Run() })
+	writeTree(t, apps, files)
+	markerAfterFiles(t, out)
+	od, err := input.OpenOutDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := od.Context("ctx-a")
+	for f := range pc.Scanned {
+		info, err := os.Lstat(filepath.Join(out, "ctx-a", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, other := pc.Unchanged(f, info), strings.HasPrefix(f, "apps/"); got == other {
+			t.Errorf("%s (on the mount: %v): known unchanged: %v", f, other, got)
+		}
 	}
 }

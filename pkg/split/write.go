@@ -85,21 +85,31 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := writeMarker(tmp, nil, nil); err != nil {
 		return err
 	}
+	written, err := os.Lstat(filepath.Join(tmp, input.MarkerFile))
+	if err != nil {
+		return err
+	}
 	staged, old := filepath.Join(tmp, "new"), filepath.Join(tmp, "old")
 	for _, dir := range []string{staged, old} {
 		if err := os.Mkdir(dir, dirMode); err != nil {
 			return err
 		}
 	}
-	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages)
+	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages, written.Mode())
 	if err := stage(staged, plan.Packages, sums, keep); err != nil {
 		return err
 	}
 	if err := sums.check(plan); err != nil {
 		return err // before the first change to a context directory
 	}
+	if beforeSwap != nil {
+		beforeSwap()
+	}
 	return swapAll(d, plan, previous, staged, old, keep)
 }
+
+// beforeSwap, set by tests only, runs between staging and swapping.
+var beforeSwap func()
 
 // checkTargets refuses a context directory that exists but that split did
 // not write.
@@ -151,7 +161,13 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 	}
 	for _, pkg := range plan.Packages {
 		if keep.keeps(pkg) {
-			continue
+			if keep.verify(pkg) {
+				continue
+			}
+			// Changed since it was compared: write it after all.
+			if err := restage(staged, pkg); err != nil {
+				return err
+			}
 		}
 		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
 			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
@@ -167,6 +183,15 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 		}
 	}
 	return writeMarker(d.Path, current, nil)
+}
+
+// restage writes pkg to its staged directory, left empty while it was to
+// be kept.
+func restage(staged string, pkg *Package) error {
+	if err := os.Remove(filepath.Join(staged, pkg.Context)); err != nil {
+		return err
+	}
+	return stage(staged, []*Package{pkg}, nil, nil)
 }
 
 // removeStaging removes a staging directory, the context directories it
