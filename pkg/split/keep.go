@@ -93,6 +93,12 @@ func (k *kept) hold(pkg *Package, f int, p string, data []byte, scanned bool, ma
 		return false, nil
 	}
 	kc := k.ctx[pkg]
+	kc.mu.Lock()
+	dirty := kc.dirty
+	kc.mu.Unlock()
+	if dirty {
+		return false, nil // no need to look: the context is written
+	}
 	path := pkg.files[f].path
 	kc.scanned[f] = scanned
 	if scanned {
