@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -473,20 +472,12 @@ func readWithInfo(p string) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	data := make([]byte, 0, info.Size()+1) // +1: EOF is seen without growing
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, info, nil
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(data) == cap(data) {
-			data = append(data, 0)[:len(data)]
-		}
+	var b bytes.Buffer
+	b.Grow(int(info.Size()) + bytes.MinRead) // room to see EOF without growing
+	if _, err := b.ReadFrom(f); err != nil {
+		return nil, nil, err
 	}
+	return b.Bytes(), info, nil
 }
 
 // Dir is the context directory's path ("" when it does not exist).
