@@ -85,7 +85,8 @@ func newKept(d *input.OutDir, pkgs []*Package, mode fs.FileMode) *kept {
 
 // hold takes file f of pkg, rendered as data and to be staged at p,
 // instead of the caller writing it: true when the previous directory's
-// file is data and the context may still be kept. scanned tells that data
+// file is data (the scan read it, or it is on disk as split writes it) and
+// the context may still be kept. scanned tells that data
 // are the bytes the scan read. It writes the files it held itself when the
 // context turns out to differ.
 func (k *kept) hold(pkg *Package, f int, p string, data []byte, scanned bool, made *sync.Map) (bool, error) {
@@ -106,7 +107,7 @@ func (k *kept) hold(pkg *Package, f int, p string, data []byte, scanned bool, ma
 	} else {
 		kc.sums[f] = sha256.Sum256(data)
 	}
-	same := scanned || sameOnDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
+	same := scanned || k.onDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
 	kc.mu.Lock()
 	if kc.dirty {
 		kc.mu.Unlock()
@@ -192,9 +193,7 @@ var errChanged = errors.New("changed since it was compared")
 // markerKept reports whether the previous directory's marker is the one
 // split writes for pkg.
 func (k *kept) markerKept(pkg *Package, pc *input.PrevContext) bool {
-	p := filepath.Join(pc.Dir(), input.MarkerFile)
-	info, err := os.Lstat(p)
-	return err == nil && k.fits(info) && sameOnDisk(p, markerText([]string{pkg.Context}, pkg.paths()))
+	return k.onDisk(filepath.Join(pc.Dir(), input.MarkerFile), markerText([]string{pkg.Context}, pkg.paths()))
 }
 
 // fits reports whether a file is one split could have written as it is:
@@ -203,11 +202,11 @@ func (k *kept) fits(info fs.FileInfo) bool {
 	return info.Mode() == k.mode && input.SingleLink(info)
 }
 
-// sameOnDisk reports whether the regular file at p holds exactly data; a
-// file that cannot be read is not the same.
-func sameOnDisk(p string, data []byte) bool {
+// onDisk reports whether the file at p is one split could have written
+// (fits) and holds exactly data; a file that cannot be read is not.
+func (k *kept) onDisk(p string, data []byte) bool {
 	info, err := os.Lstat(p)
-	if err != nil || !info.Mode().IsRegular() || info.Size() != int64(len(data)) {
+	if err != nil || !k.fits(info) || info.Size() != int64(len(data)) {
 		return false
 	}
 	disk, err := os.ReadFile(p)
