@@ -7,11 +7,9 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 )
@@ -112,23 +110,16 @@ func runOverrides(s Streams, f *overridesFlags, dir string) error {
 // loadOverridesConfig loads --config FILE, else PKG_DIR's config, and warns
 // about its notices.
 func loadOverridesConfig(s Streams, f *overridesFlags, dir string) (*config.Config, error) {
-	var node *yaml.RNode
-	var err error
-	if f.config != "" {
-		node, err = input.ReadConfigFile(f.config)
-	} else {
-		var in *input.Input
-		if in, err = input.ReadPackage(dir, ioOptions()); err == nil {
-			node, err = in.Config()
+	var in *input.Input
+	if f.config == "" {
+		var err error
+		if in, err = input.ReadPackage(dir, ioOptions()); err != nil {
+			return nil, err
 		}
 	}
+	cfg, err := loadConfig(s, in, f.config)
 	if err != nil {
 		return nil, err
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		printResults(s.Err, results)
-		return nil, errAlreadyReported{errors.New("invalid config")}
 	}
 	for _, n := range cfg.Notices {
 		fmt.Fprintf(s.Err, "shard-router: warning: %s: %s\n", n.Field, n.Message)
