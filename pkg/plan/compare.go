@@ -2,7 +2,6 @@ package plan
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,86 +53,24 @@ func newComparison(l *split.Layout, cfg *config.Config, out *input.OutDir, doc *
 	return pv
 }
 
-// settleScanned compares, with the previous split read by scanFile, each
-// file the new split would write with the previous file at its path: when
-// their bytes are equal, its objects are unchanged, and what scanFile read
-// must be those objects. Every other scanned file is parsed and checked
-// against what scanFile read. input.ErrScanMismatch reports a difference.
+// settleScanned settles the previous split read by scanFile
+// (split.SettleScanned): the objects of each file the new split would
+// write byte for byte as the previous one did are unchanged.
+// input.ErrScanMismatch reports a file that differs from its scan.
 func (pv *comparison) settleScanned() error {
 	pv.same = make([]map[input.ObjKey]bool, len(pv.cfg.Names))
 	if pv.out == nil || pv.out.Mode() != input.ReadScan {
 		return nil
 	}
-	jobs, matched := pv.scannedFiles()
-	equal := make([]bool, len(jobs))
-	err := yamlio.Parallel(len(jobs), func(j int) error {
-		data, err := jobs[j].pkg.Render(jobs[j].file.Index)
-		equal[j] = err == nil && sha256.Sum256(data) == jobs[j].prev.Sum
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	for j, jb := range jobs {
-		if !equal[j] {
-			continue
-		}
-		if err := pv.sameFile(jb); err != nil {
-			return err
-		}
-		matched[pv.out.Context(jb.pkg.Context)][jb.file.Path] = true
-	}
-	for _, pc := range pv.out.Previous {
-		if err := pc.ParseScanned(pv.out, func(f string) bool { return matched[pc][f] }); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// scannedFile is a file of the new split and the scanned previous file at
-// its path.
-type scannedFile struct {
-	pkg  *split.Package
-	ctx  int
-	file split.ResourceFile
-	prev *input.ScannedFile
-}
-
-// scannedFiles pairs the new files with the scanned previous ones, and
-// starts the set of matched files of each previous context.
-func (pv *comparison) scannedFiles() ([]scannedFile, map[*input.PrevContext]map[string]bool) {
-	var jobs []scannedFile
-	matched := map[*input.PrevContext]map[string]bool{}
-	for _, pkg := range pv.l.Packages { // none when the split has errors
-		pc := pv.out.Context(pkg.Context)
-		if pc == nil || len(pc.Scanned) == 0 {
-			continue
-		}
+	return split.SettleScanned(pv.out, pv.l, func(pkg *split.Package, s *input.ScannedFile) {
 		ctx := pv.cfg.Index(pkg.Context)
-		for _, f := range pkg.ResourceFiles() {
-			if s := pc.Scanned[f.Path]; s != nil {
-				jobs = append(jobs, scannedFile{pkg, ctx, f, s})
-			}
+		if pv.same[ctx] == nil {
+			pv.same[ctx] = map[input.ObjKey]bool{}
 		}
-		matched[pc] = map[string]bool{}
-	}
-	return jobs, matched
-}
-
-// sameFile marks the objects of a file written byte for byte as before
-// unchanged, once they are the objects the scan read.
-func (pv *comparison) sameFile(jb scannedFile) error {
-	if !jb.pkg.HoldsScanned(jb.file.Index, jb.prev) {
-		return input.ErrScanMismatch
-	}
-	if pv.same[jb.ctx] == nil {
-		pv.same[jb.ctx] = map[input.ObjKey]bool{}
-	}
-	for _, h := range jb.prev.Held {
-		pv.same[jb.ctx][h.Key] = true
-	}
-	return nil
+		for _, h := range s.Held {
+			pv.same[ctx][h.Key] = true
+		}
+	})
 }
 
 type update struct {

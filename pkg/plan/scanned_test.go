@@ -98,6 +98,41 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		t.Errorf("Split over wrong scans: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
 	}
 
+	// A wrong name only in the scans of files written byte for byte as
+	// before, which nothing parses: their objects are still checked.
+	wrongUnchanged := func(od *input.OutDir) (n int) {
+		for _, pc := range od.Previous {
+			for f, s := range pc.Scanned {
+				if p := pc.Name + "/" + f; want[p] != previous[p] {
+					continue
+				}
+				for k := range s.Held {
+					s.Held[k].Key.Name += "-wrong"
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if got, err := run(input.ReadScanKeys, wrongUnchanged, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
+		t.Errorf("Write over wrong scans of unchanged files: %v, and %d files changed", err, len(diffKeys(got, previous)))
+	}
+	// plan's check of the same scans (split.SettleScanned) catches it too.
+	planOut := filepath.Join(t.TempDir(), "out")
+	writeTree(t, planOut, previous)
+	od, err := input.OpenPrevious(planOut)
+	if err != nil || wrongUnchanged(od) == 0 {
+		t.Fatalf("%v, or nothing was scanned", err)
+	}
+	in, cfg := loadPackage(t, pkg, od)
+	l, err := Build(in, cfg, Options{Split: split.Options{Out: od}})
+	if err != nil || l.Results.ExitCode() != 0 {
+		t.Fatalf("build: %v %v", err, l.Results)
+	}
+	if err := split.SettleScanned(od, l, func(*split.Package, *input.ScannedFile) {}); !errors.Is(err, input.ErrScanMismatch) {
+		t.Errorf("plan's check of wrong scans of unchanged files: %v", err)
+	}
+
 	// A scan that finds, in one context, an object another context holds:
 	// a move, which build refuses, until the scans are checked.
 	phantom := func(od *input.OutDir) int {

@@ -454,30 +454,6 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 	return pkg, nil
 }
 
-// ResourceFiles are the package's files of resources: per file, its path
-// and index, and the input indexes it holds, in file order.
-func (pkg *Package) ResourceFiles() []ResourceFile {
-	var out []ResourceFile
-	for k, f := range pkg.files {
-		if f.items != nil {
-			out = append(out, ResourceFile{Path: f.path, Index: k, Items: f.items})
-		}
-	}
-	return out
-}
-
-// ResourceFile is a file of a package's resources.
-type ResourceFile struct {
-	Path string
-	// Index is the file's index, for Render.
-	Index int
-	// Items are input indexes.
-	Items []int
-}
-
-// Render encodes file k of the package as Write writes it.
-func (pkg *Package) Render(k int) ([]byte, error) { return pkg.render(k) }
-
 // Files renders every file of the package, sorted by path.
 func (pkg *Package) Files() ([]File, error) {
 	out := make([]File, len(pkg.files))
