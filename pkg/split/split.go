@@ -227,9 +227,9 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	return n, nil
 }
 
-// storeIn is routed item i's datastore in context ctx.
+// storeIn is routed item i's datastore in context ctx (Outcome.StoreIn).
 func (p *Layout) storeIn(i, ctx int) (string, bool) {
-	if p.out == nil || !p.out.Routing.Decisions[i].Routed() {
+	if p.out == nil {
 		return "", false
 	}
 	return p.out.StoreIn(i, ctx)
