@@ -91,7 +91,7 @@ func (c *Engine) usageResult(ctx, ds string, u Usage) *framework.Result {
 		tags["datastore"] = ds
 	}
 	return &framework.Result{Severity: framework.Info, Tags: tags,
-		Message: fmt.Sprintf("capacity: %s: %d objects (%s), %s", where(ctx, ds), u.Objects, percent(u.ObjectShare), bytesText(u.Bytes, percent(u.ByteShare)))}
+		Message: fmt.Sprintf("capacity: %s: %d objects (%s), %s", where(ctx, ds), u.Objects, output.Percent(u.ObjectShare), bytesText(u.Bytes, output.Percent(u.ByteShare)))}
 }
 
 // budgetResults checks a usage against its budget and records what it
@@ -175,8 +175,6 @@ func share(part, total int64) float64 {
 	}
 	return math.Round(float64(part)/float64(total)*1e4) / 1e4
 }
-
-func percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
 // bytesText renders "562 bytes", or "3565158 bytes (3.4 MiB)" from 1 KiB
 // on, with note (a share) added in the parentheses.

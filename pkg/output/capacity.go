@@ -18,7 +18,7 @@ func RenderCapacityTable(w io.Writer, r *v1alpha1.CapacityReport) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tDATASTORE\tOBJECTS\tOBJECTS %\tSIZE\tBYTES\tBYTES %\tBUDGET")
 	row := func(ctx, ds string, u v1alpha1.Usage, b *v1alpha1.BudgetStatus) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", ctx, ds, u.Objects, pct(u.ObjectShare), HumanBytes(u.Bytes), u.Bytes, pct(u.ByteShare), budgetText(b))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%d\t%s\t%s\n", ctx, ds, u.Objects, Percent(u.ObjectShare), HumanBytes(u.Bytes), u.Bytes, Percent(u.ByteShare), budgetText(b))
 	}
 	for _, c := range r.Contexts {
 		row(c.Name, "*", c.Usage, c.Budget)
@@ -47,7 +47,8 @@ func RenderCapacityTable(w io.Writer, r *v1alpha1.CapacityReport) error {
 	return nil
 }
 
-func pct(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
+// Percent renders a share (0.25) as "25.0%".
+func Percent(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" }
 
 // budgetText renders "maxObjects 10000, maxBytes 1.0 GiB OVER (enforced)".
 func budgetText(b *v1alpha1.BudgetStatus) string {
