@@ -20,9 +20,6 @@ import (
 // settings. Anything else goes to encodeReference; the differential suite
 // compares the two.
 
-// writerClears are the annotations kio.ByteWriter itself clears.
-var writerClears = []string{kioutil.IndexAnnotation, kioutil.LegacyIndexAnnotation, kioutil.SeqIndentAnnotation}
-
 // Encode writes the nodes of one file (at least one) as kpt writes a
 // package file: in index order, comments and sequence indentation kept,
 // reader and internal annotations removed (see ClearedAnnotations). It may
@@ -80,21 +77,12 @@ func encode(nodes []*yaml.RNode) ([]byte, error) {
 	if len(nodes) == 1 && isJSONPath(annos[0]) {
 		return encodeReference(nodes) // kio.ByteWriter writes it as JSON
 	}
-	drop := append(slices.Clone(writerClears), legacyBookkeeping...)
-	for _, a := range annos {
-		for k := 0; a != nil && k < len(a.Content); k += 2 {
-			if key := a.Content[k].Value; Bookkeeping(key) && !slices.Contains(drop, key) {
-				drop = append(drop, key)
-			}
-		}
-	}
-
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf) // kyaml's settings, as kio.ByteWriter's
 	for i, n := range nodes {
 		wide := annotation(annos[i], kioutil.SeqIndentAnnotation) == string(yaml.WideSequenceStyle)
 		if a := annos[i]; a != nil {
-			a.Content = withoutKeys(a.Content, drop)
+			a.Content = withoutKeys(a.Content, Bookkeeping) // all kio.ByteWriter clears (ClearedAnnotations)
 			if len(a.Content) == 0 {
 				removeField(n.YNode(), yaml.MetadataField, yaml.AnnotationsField)
 			}
@@ -210,12 +198,12 @@ func isJSONPath(a *yaml.Node) bool {
 	return false
 }
 
-// withoutKeys returns a mapping's content without the pairs whose key is
-// in keys, reusing its array (the node is split's own copy).
-func withoutKeys(content []*yaml.Node, keys []string) []*yaml.Node {
+// withoutKeys returns a mapping's content without the pairs whose key
+// drop reports, reusing its array (the node is split's own copy).
+func withoutKeys(content []*yaml.Node, drop func(key string) bool) []*yaml.Node {
 	out := content[:0]
 	for k := 0; k+1 < len(content); k += 2 {
-		if !slices.Contains(keys, content[k].Value) {
+		if !drop(content[k].Value) {
 			out = append(out, content[k], content[k+1])
 		}
 	}
