@@ -60,12 +60,7 @@ func kptField(m *yaml.Node, name string) *yaml.Node {
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == name {
-			return m.Content[i+1]
-		}
-	}
-	return nil
+	return field(m, name)
 }
 
 // kptTypeName is kpt's yamlTagToType.
