@@ -96,7 +96,7 @@ func kptTypeName(n *yaml.Node) string {
 // or an annotation that is not a string. The caller then takes KptObject, which reads the
 // same node as kpt does, or refuses it in kpt's words.
 func JSONObject(n *yaml.Node) (map[string]any, bool) {
-	if n == nil || n.Kind != yaml.MappingNode || !stringMaps(n) {
+	if n == nil || n.Kind != yaml.MappingNode || kptStringMaps(n) != nil {
 		return nil, false
 	}
 	v, ok := jsonValue(n, false, 0)
@@ -104,33 +104,6 @@ func JSONObject(n *yaml.Node) (map[string]any, bool) {
 		return nil, false
 	}
 	return v.(map[string]any), true
-}
-
-// stringMaps reports whether metadata.labels and metadata.annotations,
-// when set, are mappings of strings, as kptStringMaps requires.
-func stringMaps(n *yaml.Node) bool {
-	md := kptField(n, yaml.MetadataField)
-	if md == nil {
-		return true
-	}
-	if md.Kind != yaml.MappingNode {
-		return false
-	}
-	for _, f := range []string{yaml.AnnotationsField, yaml.LabelsField} {
-		m := kptField(md, f)
-		if m == nil {
-			continue
-		}
-		if m.Kind != yaml.MappingNode {
-			return false
-		}
-		for i := 1; i < len(m.Content); i += 2 {
-			if v := m.Content[i]; v.Kind != yaml.ScalarNode || v.Tag != yaml.NodeTagString {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // jsonValue converts one node as yaml.v3 then encoding/json would; flow
