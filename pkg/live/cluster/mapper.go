@@ -22,9 +22,6 @@ type memoMapper struct {
 
 // MemoMapper returns m, remembering each mapping RESTMapping finds.
 func MemoMapper(m meta.RESTMapper) meta.RESTMapper {
-	if _, ok := m.(*memoMapper); ok {
-		return m
-	}
 	return &memoMapper{RESTMapper: m, found: map[string]*meta.RESTMapping{}}
 }
 
