@@ -29,6 +29,18 @@ var (
 	hasResult    = testfixture.HasResult
 )
 
+// changeBase changes the base package in pkg: an update, a create and a
+// prune, so that some files of its split change and others do not.
+func changeBase(t *testing.T, pkg string) {
+	t.Helper()
+	files := basePackage()
+	writeTree(t, pkg, map[string]string{
+		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
+		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
+		"apps/lease.yaml":  "",
+	})
+}
+
 // loadPackage reads the package pkg (never reading OUT_DIR od back) and
 // loads its own config, failing t on any error.
 func loadPackage(t testing.TB, pkg string, od *input.OutDir) (*input.Input, *function.Engine) {

@@ -400,12 +400,7 @@ func TestPreviewOverridesChanges(t *testing.T) {
 // Preview when what it scanned turns out wrong (it starts over parsing).
 func TestPreviewScanMatchesParse(t *testing.T) {
 	pkg, out := splitBase(t)
-	files := basePackage()
-	writeTree(t, pkg, map[string]string{
-		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
-		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
-		"apps/lease.yaml":  "",
-	})
+	changeBase(t, pkg)
 	plan := func(mode input.ReadMode, tamper bool) string {
 		od, err := input.OpenPrevious(out)
 		if err == nil && mode == input.ReadDigests {

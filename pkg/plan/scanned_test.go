@@ -4,7 +4,6 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/function"
@@ -18,12 +17,7 @@ import (
 // starts over, parsing.
 func TestSplitScanMatchesParse(t *testing.T) {
 	pkg, base := splitBase(t)
-	files := basePackage()
-	writeTree(t, pkg, map[string]string{
-		"apps/web.yaml":    strings.Replace(files["apps/web.yaml"], "image: nginx", "image: nginx:2", 1),
-		"rbac/writer.yaml": strings.Replace(files["rbac/reader.yaml"], "name: reader", "name: writer", 1),
-		"apps/lease.yaml":  "",
-	})
+	changeBase(t, pkg)
 	previous := readTree(t, base)
 	// run splits a copy of the previous split, read as mode says and
 	// tampered with, and returns what it wrote.
