@@ -73,41 +73,37 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		t.Errorf("scanned: %v; wrote %d files that differ from the parsed run's", err, len(diffKeys(got, want)))
 	}
 
-	// A wrong name in every scan: Write refuses before any change.
-	wrongNames := func(od *input.OutDir) (n int) {
-		for _, pc := range od.Previous {
-			for _, s := range pc.Scanned {
-				for k := range s.Held {
-					s.Held[k].Key.Name += "-wrong"
-					n++
+	// wrongNames gives a wrong name to every object of the scanned files
+	// whose path (context/file) only says.
+	wrongNames := func(only func(path string) bool) func(*input.OutDir) int {
+		return func(od *input.OutDir) (n int) {
+			for _, pc := range od.Previous {
+				for f, s := range pc.Scanned {
+					if !only(pc.Name + "/" + f) {
+						continue
+					}
+					for k := range s.Held {
+						s.Held[k].Key.Name += "-wrong"
+						n++
+					}
 				}
 			}
+			return n
 		}
-		return n
 	}
-	if got, err := run(input.ReadScanKeys, wrongNames, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
+
+	// A wrong name in every scan: Write refuses before any change.
+	wrongEverywhere := wrongNames(func(string) bool { return true })
+	if got, err := run(input.ReadScanKeys, wrongEverywhere, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
 		t.Errorf("Write over wrong scans: %v, and %d files changed", err, len(diffKeys(got, previous)))
 	}
-	if got, err := run(input.ReadScanKeys, wrongNames, false); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := run(input.ReadScanKeys, wrongEverywhere, false); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Split over wrong scans: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
 	}
 
 	// A wrong name only in the scans of files written byte for byte as
 	// before, which nothing parses: their objects are still checked.
-	wrongUnchanged := func(od *input.OutDir) (n int) {
-		for _, pc := range od.Previous {
-			for f, s := range pc.Scanned {
-				if p := pc.Name + "/" + f; want[p] != previous[p] {
-					continue
-				}
-				for k := range s.Held {
-					s.Held[k].Key.Name += "-wrong"
-					n++
-				}
-			}
-		}
-		return n
-	}
+	wrongUnchanged := wrongNames(func(p string) bool { return want[p] == previous[p] })
 	if got, err := run(input.ReadScanKeys, wrongUnchanged, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
 		t.Errorf("Write over wrong scans of unchanged files: %v, and %d files changed", err, len(diffKeys(got, previous)))
 	}
