@@ -54,6 +54,9 @@ type ShardConfigSpec struct {
 	PruneGuard *PruneGuard `json:"pruneGuard,omitempty"`
 	// AllowMassPrune turns a refused mass deletion into a warning.
 	AllowMassPrune bool `json:"allowMassPrune,omitempty"`
+	// Rollout orders the contexts into waves for apply; without it every
+	// context is one wave.
+	Rollout *Rollout `json:"rollout,omitempty"`
 }
 
 // PruneGuard refuses a split that would prune all of one context's objects,
@@ -91,6 +94,9 @@ func (g *PruneGuard) Limits() (maxPercent, minObjects int) {
 type Context struct {
 	// Name of the kubeconfig context.
 	Name string `json:"name"`
+	// Labels are the context's own labels (not its resources'), which
+	// spec.rollout.waves[].contexts select.
+	Labels map[string]string `json:"labels,omitempty"`
 	// NamespaceSelector matches the labels of a resource's Namespace.
 	// Absent matches nothing; {} matches everything.
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`

@@ -27,6 +27,7 @@ func (c *ShardConfig) Validate() field.ErrorList {
 		}
 	}
 	errs = append(errs, c.validatePlacementAndBudgets()...)
+	errs = append(errs, c.validateRollout()...)
 	if g := c.Spec.PruneGuard; g != nil {
 		errs = append(errs, validatePruneGuard(g, spec.Child("pruneGuard"))...)
 	}
