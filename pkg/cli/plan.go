@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
+	"github.com/shard-router/shard-router/pkg/progress"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -130,10 +131,13 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
+	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
+	defer meter.Done()
 	out, in, err := readPrevious(s, src, f.previous)
 	if err != nil {
 		return err
 	}
+	meter.Objects(in.Len())
 	node, err := configNode(in, f.config)
 	if err != nil {
 		return err
@@ -146,6 +150,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	} else {
 		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
 		var layout *split.Layout
+		meter.Phase("routing %d objects, comparing %d contexts", in.Len(), len(cfg.Config.Names))
 		if doc, layout, err = plan.Preview(in, cfg, opts); err != nil {
 			return err
 		}
@@ -159,6 +164,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 			doc.Warnings = append(doc.Warnings, FormatResult(r))
 		}
 	}
+	meter.Done()
 	p := output.Printer{Formats: planFormats, Text: map[string]output.Renderer{
 		"table":     func(w io.Writer) error { return output.RenderPlanTable(w, doc) },
 		"markdown":  func(w io.Writer) error { return output.RenderPlanMarkdown(w, doc) },

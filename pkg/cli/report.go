@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/output"
+	"github.com/shard-router/shard-router/pkg/progress"
 )
 
 // reportFlags are the flags of `shard-router report`.
@@ -67,17 +68,23 @@ func runReport(s Streams, f *reportFlags, src string) error {
 	if err := output.Check(f.output, reportFormats...); err != nil {
 		return err
 	}
+	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
+	defer meter.Done()
 	in, err := readInput(s, src, nil)
 	if err != nil {
 		return err
 	}
+	meter.Objects(in.Len())
 	cfg, err := loadConfig(s, in, f.config)
 	if err != nil {
 		return err
 	}
+	meter.Phase("routing %d objects", in.Len())
 	items := in.Items()
 	out := cfg.Decide(items)
+	meter.Phase("counting the bytes of %d contexts", len(cfg.Config.Names))
 	rep := out.Report(items)
+	meter.Done()
 	p := output.Printer{Formats: reportFormats, Text: map[string]output.Renderer{
 		"table":     func(w io.Writer) error { return output.RenderCapacityTable(w, rep) },
 		output.HTML: func(w io.Writer) error { return output.RenderCapacityHTML(w, rep) }}}
