@@ -78,7 +78,8 @@ const readPage = `({
 // loads nothing but itself, logs no console error, runs no script, shows
 // every number of its JSON document (the same directory) in its text, and
 // has no horizontal scroll at 1280 px (neither the page nor its matrix) nor
-// at 390 px (the page). Screenshots at 1280x800 (light and dark) and 390x844
+// at 390 px (the page). So do the plan and report pages that the binary
+// writes for examples/datastores. Screenshots at 1280x800 (light and dark) and 390x844
 // are written to testdata/screenshots for a person to look at.
 func TestHTMLPagesInChromium(t *testing.T) {
 	chrome := requireChromium(t)
@@ -94,6 +95,28 @@ func TestHTMLPagesInChromium(t *testing.T) {
 	if err := chromedp.Do(browser); err != nil {
 		t.Fatalf("starting %s: %v", chrome, err)
 	}
+	// The pages the binary writes for an example, against its -o json.
+	t.Run("example", func(t *testing.T) {
+		bin := shardRouter(t)
+		pkg := filepath.Join(root, "examples", "datastores")
+		dir, empty := t.TempDir(), t.TempDir()
+		for kind, args := range map[string][]string{"report": {"report", pkg}, "plan": {"plan", pkg, "--previous", empty}} {
+			for _, format := range []string{"html", "json"} {
+				res := mustRun(t, cmdSpec{}, bin, append(args, "-o", format)...)
+				writeFile(t, filepath.Join(dir, kind+"."+format), res.Stdout)
+			}
+			doc, err := os.ReadFile(filepath.Join(dir, kind+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := loadPage(t, browser, filepath.Join(dir, kind+".html"), filepath.Join(shots, kind+"-example-datastores"))
+			if kind == "plan" {
+				checkPlanPage(t, page, doc)
+			} else {
+				checkReportPage(t, page, doc)
+			}
+		}
+	})
 	for _, kind := range []string{"status", "plan", "report"} {
 		for _, n := range []int{2, 64} {
 			name := fmt.Sprintf("%s-%d", kind, n)
