@@ -212,7 +212,7 @@ func RenderPlanHTML(w io.Writer, p *v1alpha1.SplitPlan) error {
 		po := planObjects{Name: c.Name, State: c.State, Open: len(c.Prune) > 0}
 		for _, l := range objectLists(c, 0) {
 			if len(l.refs) > 0 {
-				po.Lists = append(po.Lists, refList{Title: l.title, Refs: refStrings(l.refs)})
+				po.Lists = append(po.Lists, refList{Title: strings.ToLower(l.title), Refs: refStrings(l.refs)})
 			}
 		}
 		v.Objects = append(v.Objects, po)
