@@ -133,6 +133,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	}
 	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
 	defer meter.Done()
+	meter.Phase("reading %s and %s", src, f.previous)
 	out, in, err := readPrevious(s, src, f.previous)
 	if err != nil {
 		return err

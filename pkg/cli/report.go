@@ -70,6 +70,7 @@ func runReport(s Streams, f *reportFlags, src string) error {
 	}
 	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
 	defer meter.Done()
+	meter.Phase("reading %s", src)
 	in, err := readInput(s, src, nil)
 	if err != nil {
 		return err

@@ -145,6 +145,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	}
 	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
 	defer meter.Done()
+	meter.Phase("reading %s", src)
 	in, err := readInput(s, src, out)
 	if err != nil {
 		return err

@@ -2,7 +2,9 @@
 // terminal's stderr that it rewrites and clears at the end. It writes
 // nothing when stderr is not a terminal (a pipe, a file, a CI log), nor for
 // a run on fewer than Threshold objects: a person waiting at a terminal
-// sees it, a log or a script never does.
+// sees it, a log or a script never does. Before the number of objects is
+// known (while the input is read), a phase is shown once it has lasted
+// slowPhase.
 package progress
 
 import (
@@ -21,6 +23,10 @@ const Threshold = 10000
 // tick is how often the line is redrawn, with the phase's elapsed time.
 const tick = 250 * time.Millisecond
 
+// slowPhase is how long a phase of a run whose size is not known yet runs
+// before it is shown.
+const slowPhase = time.Second
+
 // IsTerminal reports whether w is a terminal (an *os.File that is a TTY).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
@@ -32,6 +38,7 @@ func IsTerminal(w io.Writer) bool {
 type Meter struct {
 	w   io.Writer
 	tty bool
+	now func() time.Time
 
 	mu      sync.Mutex
 	objects int
@@ -45,19 +52,20 @@ type Meter struct {
 // New returns the meter of a run whose progress goes to w, shown only
 // when tty (see IsTerminal) and once the run has Threshold objects.
 func New(w io.Writer, tty bool) *Meter {
-	return &Meter{w: w, tty: tty}
+	return &Meter{w: w, tty: tty, now: time.Now, objects: -1}
 }
 
-// Objects says how many objects the run has; below Threshold, nothing is
-// shown.
+// Objects ends the reading phase with how many objects the run has: the
+// line is cleared (the command may print the config's errors next), and
+// below Threshold nothing more is shown.
 func (m *Meter) Objects(n int) {
 	if m == nil {
 		return
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.objects = n
-	m.drawLocked()
+	m.objects, m.phase = n, ""
+	m.clearLocked()
 }
 
 // Phase starts the next phase of the run; its text replaces the last.
@@ -67,7 +75,7 @@ func (m *Meter) Phase(format string, args ...any) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.phase, m.since = fmt.Sprintf(format, args...), time.Now()
+	m.phase, m.since = fmt.Sprintf(format, args...), m.now()
 	if m.stop == nil {
 		m.stop, m.stopped = make(chan struct{}), make(chan struct{})
 		go m.redraw(m.stop, m.stopped)
@@ -92,11 +100,15 @@ func (m *Meter) Done() {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.clearLocked()
+	m.phase = ""
+}
+
+func (m *Meter) clearLocked() {
 	if m.drawn {
 		fmt.Fprint(m.w, "\r\x1b[K")
 		m.drawn = false
 	}
-	m.phase = ""
 }
 
 func (m *Meter) redraw(stop <-chan struct{}, stopped chan<- struct{}) {
@@ -117,9 +129,13 @@ func (m *Meter) redraw(stop <-chan struct{}, stopped chan<- struct{}) {
 
 // drawLocked rewrites the line: the phase and its elapsed time.
 func (m *Meter) drawLocked() {
-	if !m.tty || m.phase == "" || m.objects < Threshold {
+	if !m.tty || m.phase == "" {
 		return
 	}
-	fmt.Fprintf(m.w, "\r\x1b[Kshard-router: %s (%.1fs)", m.phase, time.Since(m.since).Seconds())
+	elapsed := m.now().Sub(m.since)
+	if m.objects >= 0 && m.objects < Threshold || m.objects < 0 && elapsed < slowPhase {
+		return
+	}
+	fmt.Fprintf(m.w, "\r\x1b[Kshard-router: %s (%.1fs)", m.phase, elapsed.Seconds())
 	m.drawn = true
 }

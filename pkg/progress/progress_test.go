@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSilentWhenNotATerminal(t *testing.T) {
@@ -55,6 +56,32 @@ func TestShownOnATerminal(t *testing.T) {
 	}
 	if !strings.HasSuffix(out, "s)\r\x1b[K") || strings.Count(out, "\r\x1b[K") != strings.Count(out, "shard-router:")+1 {
 		t.Errorf("the line is not cleared once at the end: %q", out)
+	}
+}
+
+// While the input is read, its size unknown, a phase is shown once it has
+// lasted slowPhase; a run that turns out small clears it.
+func TestSlowReadShown(t *testing.T) {
+	var b bytes.Buffer
+	m := New(&b, true)
+	now := time.Unix(0, 0)
+	m.now = func() time.Time { return now }
+	m.Phase("reading %s", "pkg")
+	if b.Len() != 0 {
+		t.Fatalf("shown before %s: %q", slowPhase, b.String())
+	}
+	now = now.Add(slowPhase)
+	m.mu.Lock()
+	m.drawLocked()
+	m.mu.Unlock()
+	if want := "\r\x1b[Kshard-router: reading pkg (1.0s)"; b.String() != want {
+		t.Fatalf("%q, want %q", b.String(), want)
+	}
+	m.Objects(Threshold - 1)
+	m.Phase("routing")
+	m.Done()
+	if want := "\r\x1b[Kshard-router: reading pkg (1.0s)\r\x1b[K"; b.String() != want {
+		t.Errorf("%q, want the line cleared once the input is read, and nothing more for a small run: %q", b.String(), want)
 	}
 }
 
