@@ -77,10 +77,12 @@ type attentionGroup struct {
 	Objects []attentionObject
 }
 
+// attentionObject is one object that needs attention, with a signal for
+// each of its columns: its kstatus, its inventory state and its drift.
 type attentionObject struct {
 	v1alpha1.ObjectStatus
-	Ref, Note string
-	Signal    signal
+	Ref, Note               string
+	StatusSig, InventorySig signal
 }
 
 func contextSignal(c v1alpha1.ContextStatus) signal {
@@ -93,8 +95,22 @@ func contextSignal(c v1alpha1.ContextStatus) signal {
 	return signalWarn
 }
 
-func objectSignal(o v1alpha1.ObjectStatus) signal {
-	if o.Error != "" || o.Status == "Failed" || o.Inventory == v1alpha1.ObjectExtra {
+func statusSignal(o v1alpha1.ObjectStatus) signal {
+	switch {
+	case o.Error != "" || o.Status == "Failed":
+		return signalBad
+	case o.Status == v1alpha1.StatusCurrent:
+		return signalOK
+	}
+	return signalWarn
+}
+
+// inventorySignal: an extra object is pruned by the next apply.
+func inventorySignal(o v1alpha1.ObjectStatus) signal {
+	switch o.Inventory {
+	case v1alpha1.ObjectApplied:
+		return signalOK
+	case v1alpha1.ObjectExtra:
 		return signalBad
 	}
 	return signalWarn
@@ -122,7 +138,8 @@ func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 		g := attentionGroup{Name: c.Name}
 		for _, o := range c.Objects {
 			if o.NeedsAttention() {
-				g.Objects = append(g.Objects, attentionObject{ObjectStatus: o, Ref: o.ObjectRef.String(), Note: attentionNote(o), Signal: objectSignal(o)})
+				g.Objects = append(g.Objects, attentionObject{ObjectStatus: o, Ref: o.ObjectRef.String(), Note: attentionNote(o),
+					StatusSig: statusSignal(o), InventorySig: inventorySignal(o)})
 			}
 		}
 		v.Attention = append(v.Attention, g)

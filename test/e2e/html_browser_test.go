@@ -82,19 +82,10 @@ const readPage = `({
 // writes for examples/datastores. Screenshots at 1280x800 (light and dark) and 390x844
 // are written to testdata/screenshots for a person to look at.
 func TestHTMLPagesInChromium(t *testing.T) {
-	chrome := requireChromium(t)
+	browser := startChromium(t)
 	root := repoRoot(t)
 	pages := filepath.Join(root, "pkg", "output", "testdata", "html")
-	shots := filepath.Join(root, "test", "e2e", "testdata", "screenshots")
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()), chromedp.Flag("hide-scrollbars", false))
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	browser, cancelBrowser := chromedp.NewContext(alloc)
-	defer cancelBrowser()
-	if err := chromedp.Do(browser); err != nil {
-		t.Fatalf("starting %s: %v", chrome, err)
-	}
+	shots := screenshotDir(t)
 	// The pages the binary writes for an example, against its -o json.
 	t.Run("example", func(t *testing.T) {
 		bin := shardRouter(t)
@@ -138,6 +129,28 @@ func TestHTMLPagesInChromium(t *testing.T) {
 			})
 		}
 	}
+}
+
+// startChromium starts headless Chromium for the test, stopped at its end,
+// and returns the browser's context; each loadPage opens a tab in it.
+func startChromium(t *testing.T) context.Context {
+	t.Helper()
+	chrome := requireChromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()), chromedp.Flag("hide-scrollbars", false))
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	browser, cancelBrowser := chromedp.NewContext(alloc)
+	t.Cleanup(cancelBrowser)
+	if err := chromedp.Do(browser); err != nil {
+		t.Fatalf("starting %s: %v", chrome, err)
+	}
+	return browser
+}
+
+// screenshotDir is where the screenshots go: CI keeps it as an artifact.
+func screenshotDir(t *testing.T) string {
+	return filepath.Join(repoRoot(t), "test", "e2e", "testdata", "screenshots")
 }
 
 // loadPage loads file in a new tab, checks what every page must do, and
