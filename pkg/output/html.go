@@ -28,7 +28,6 @@ var htmlPages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"percent": Percent,
 	"human":   HumanBytes,
 	"join":    strings.Join,
-	"drift":   driftText,
 	"ctxlist": ctxList,
 }).ParseFS(htmlFiles, "html/*.tmpl"))
 
