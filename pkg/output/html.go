@@ -28,7 +28,6 @@ var htmlPages = template.Must(template.New("pages").Funcs(template.FuncMap{
 	"percent": Percent,
 	"human":   HumanBytes,
 	"join":    strings.Join,
-	"ctxlist": ctxList,
 }).ParseFS(htmlFiles, "html/*.tmpl"))
 
 // renderPage executes one page into a buffer first, so that a template
@@ -234,7 +233,7 @@ func RenderPlanHTML(w io.Writer, p *v1alpha1.SplitPlan) error {
 		v.Objects = append(v.Objects, po)
 	}
 	for _, m := range p.Moves {
-		v.Moves = append(v.Moves, moveRow{Ref: m.Ref.String(), From: ctxList(m.From), To: ctxList(m.To), Refused: m.Refused})
+		v.Moves = append(v.Moves, moveRow{Ref: m.Ref.String(), From: contextNames(m.From), To: contextNames(m.To), Refused: m.Refused})
 	}
 	slices.SortStableFunc(v.Moves, func(a, b moveRow) int { return refusedFirst(a.Refused, b.Refused) })
 	for _, d := range p.DataStoreChanges {
@@ -253,6 +252,14 @@ func RenderPlanHTML(w io.Writer, p *v1alpha1.SplitPlan) error {
 	slices.SortStableFunc(v.Overrides, func(a, b overrideRow) int { return refusedFirst(!a.Allowed, !b.Allowed) })
 	v.Diffs, v.DiffCount = planDiffs(p)
 	return renderPage(w, "plan", v)
+}
+
+// contextNames joins a move's contexts for people.
+func contextNames(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, ", ")
 }
 
 func refusedFirst(a, b bool) int {

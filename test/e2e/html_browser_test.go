@@ -368,7 +368,7 @@ func checkPlanPage(t *testing.T, page browserPage, data []byte) {
 	}
 	wantText(t, "the visible page", page.Visible, slices.Concat(p.Errors, p.Warnings)...)
 	for _, m := range p.Moves {
-		wantText(t, "the visible page", page.Visible, m.Ref.String(), strings.Join(m.From, ","), strings.Join(m.To, ","))
+		wantText(t, "the visible page", page.Visible, m.Ref.String(), strings.Join(m.From, ", "), strings.Join(m.To, ", "))
 	}
 	for _, d := range p.DataStoreChanges {
 		wantText(t, "the visible page", page.Visible, d.Ref.String(), d.Context)
