@@ -137,7 +137,6 @@ var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]`)
 func fileName(name string) string { return unsafeFileChars.ReplaceAllString(name, "_") }
 
 func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
-	f := &Fleet{Dir: dir, Kubeconfig: filepath.Join(dir, KubeconfigFile)}
 	seen := map[string]string{}
 	for _, name := range cfg.Names {
 		if other, ok := seen[fileName(name)]; ok {
@@ -149,11 +148,29 @@ func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Every etcd first, then wait for them together: they start in
-	// parallel.
+	clusters, err := startEtcds(l, cfg, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := startControlPlanes(l, cfg, dir, creds, clusters); err != nil {
+		return nil, err
+	}
+	servers := make([]*APIServer, len(clusters))
+	for i, c := range clusters {
+		servers[i] = c.API
+	}
+	f := &Fleet{Dir: dir, Kubeconfig: filepath.Join(dir, KubeconfigFile), Clusters: clusters}
+	return f, WriteKubeconfig(f.Kubeconfig, creds, servers...)
+}
+
+// startEtcds starts every etcd of the fleet, then waits for them
+// together: they start in parallel.
+func startEtcds(l *Launcher, cfg *config.Config, dir string) ([]*Cluster, error) {
+	var clusters []*Cluster
 	var etcds []*Etcd
 	for i, name := range cfg.Names {
 		c := &Cluster{Context: name, DataStores: map[string]*Etcd{}}
+		var err error
 		if c.Main, err = l.StartEtcd(dir, fileName(name)+"-etcd"); err != nil {
 			return nil, err
 		}
@@ -166,36 +183,38 @@ func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
 			c.DataStores[ds.Name] = e
 			etcds = append(etcds, e)
 		}
-		f.Clusters = append(f.Clusters, c)
+		clusters = append(clusters, c)
 	}
 	for _, e := range etcds {
 		if err := e.WaitReady(); err != nil {
 			return nil, err
 		}
 	}
-	servers := make([]*APIServer, len(f.Clusters))
-	for i, c := range f.Clusters {
+	return clusters, nil
+}
+
+// startControlPlanes starts every kube-apiserver, waits for them, then
+// starts their controller managers.
+func startControlPlanes(l *Launcher, cfg *config.Config, dir string, creds *Creds, clusters []*Cluster) error {
+	for i, c := range clusters {
 		c.Overrides = overrides(cfg, i, c.DataStores)
+		var err error
 		if c.API, err = l.StartAPIServer(dir, c.Context, creds, c.Main, c.Overrides); err != nil {
-			return nil, err
+			return err
 		}
-		servers[i] = c.API
 	}
-	for _, c := range f.Clusters {
+	for _, c := range clusters {
 		if err := c.API.WaitReady(); err != nil {
-			return nil, err
+			return err
 		}
 		l.logf("kube-apiserver %s is ready", c.Context)
 	}
-	for _, c := range f.Clusters {
+	for _, c := range clusters {
 		if _, err := l.StartControllerManager(c.API); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	if err := WriteKubeconfig(f.Kubeconfig, creds, servers...); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return nil
 }
 
 // overrides is the --etcd-servers-overrides value of context ctx, as

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -89,9 +90,9 @@ func quickStartScript(t *testing.T, readme string) string {
 		t.Fatal("README.md's quick start has an unclosed ```sh block")
 	}
 	script := strings.Join(blocks, "\n")
-	for _, want := range []string{"make fleet\n", "shard-router apply", "shard-router status", "make fleet-down"} {
-		if !strings.Contains(script+"\n", want) {
-			t.Fatalf("README.md's quick start (%d sh blocks) does not run %q:\n%s", len(blocks), strings.TrimSpace(want), script)
+	for _, want := range []string{"make fleet", "shard-router apply", "shard-router status", "make fleet-down"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(want) + `(\s|$)`).MatchString(script) {
+			t.Fatalf("README.md's quick start (%d sh blocks) has no line that starts with %q:\n%s", len(blocks), want, script)
 		}
 	}
 	return script
