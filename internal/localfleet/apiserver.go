@@ -30,9 +30,10 @@ type APIServer struct {
 }
 
 // StartAPIServer starts kube-apiserver on etcd main, with the
-// --etcd-servers-overrides value overrides ("" leaves the flag out). Its
-// serving certificate is self-signed, in dir/<name>-certs.
-func (l *Launcher) StartAPIServer(dir, name string, creds *Creds, main *Etcd, overrides string) (*APIServer, error) {
+// --etcd-servers-overrides value overrides ("" leaves the flag out) and
+// the flags extra. Its serving certificate is self-signed, in
+// dir/<name>-certs.
+func (l *Launcher) StartAPIServer(dir, name string, creds *Creds, main *Etcd, overrides string, extra ...string) (*APIServer, error) {
 	port, err := FreePort()
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (l *Launcher) StartAPIServer(dir, name string, creds *Creds, main *Etcd, ov
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-cluster-ip-range", "10.96.0.0/16",
 	}
+	a.args = append(a.args, extra...)
 	return a, a.Start(overrides)
 }
 

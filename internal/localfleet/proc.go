@@ -72,12 +72,21 @@ func (l *Launcher) tool(name string) (string, error) {
 
 // StartProc starts bin with its output in dir/<name>.log.
 func (l *Launcher) StartProc(dir, name, bin string, args ...string) (*Proc, error) {
+	return l.StartProcEnv(dir, name, nil, bin, args...)
+}
+
+// StartProcEnv is StartProc with env added to this program's environment
+// (later entries win).
+func (l *Launcher) StartProcEnv(dir, name string, env []string, bin string, args ...string) (*Proc, error) {
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if l.Detach {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}

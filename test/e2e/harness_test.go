@@ -95,7 +95,14 @@ func clusterLauncher(t testing.TB) *localfleet.Launcher {
 // clusterStartProc starts bin with its output in dir/<name>.log.
 func clusterStartProc(t testing.TB, dir, name, bin string, args ...string) *clusterProc {
 	t.Helper()
-	p, err := clusterLauncher(t).StartProc(dir, name, bin, args...)
+	return clusterStartProcEnv(t, dir, name, nil, bin, args...)
+}
+
+// clusterStartProcEnv is clusterStartProc with env added to the test's
+// environment (later entries win).
+func clusterStartProcEnv(t testing.TB, dir, name string, env []string, bin string, args ...string) *clusterProc {
+	t.Helper()
+	p, err := clusterLauncher(t).StartProcEnv(dir, name, env, bin, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +202,13 @@ type clusterAPIServer struct {
 // with the step that restarted it.
 func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, main *clusterEtcd, overrides string) *clusterAPIServer {
 	t.Helper()
-	srv, err := clusterLauncher(t).StartAPIServer(dir, name, creds, main.etcd, overrides)
+	return clusterStartAPIServerArgs(t, dir, name, creds, main, overrides)
+}
+
+// clusterStartAPIServerArgs is clusterStartAPIServer with more flags.
+func clusterStartAPIServerArgs(t testing.TB, dir, name string, creds *clusterCreds, main *clusterEtcd, overrides string, extra ...string) *clusterAPIServer {
+	t.Helper()
+	srv, err := clusterLauncher(t).StartAPIServer(dir, name, creds, main.etcd, overrides, extra...)
 	if err != nil {
 		t.Fatal(err)
 	}
