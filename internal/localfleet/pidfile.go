@@ -40,7 +40,13 @@ func writePidFile(dir string, p *Proc) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, fmt.Sprintf("%03d-%s.json", len(entries), p.Name)), append(data, '\n'), 0o644)
+	// Written whole or not at all: a crash never leaves half a record, and
+	// a reader never sees one (they skip the .tmp name).
+	path := filepath.Join(dir, fmt.Sprintf("%03d-%s.json", len(entries), p.Name))
+	if err := os.WriteFile(path+".tmp", append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
 }
 
 // readPidFiles returns the records of dir in start order.

@@ -5,6 +5,7 @@ package e2e
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -238,4 +239,56 @@ func fleetClientURL(t *testing.T, procs []fleetProc, name string) string {
 	}
 	t.Fatalf("no etcd %s in the fleet", name)
 	return ""
+}
+
+// TestFleetDownAfterCrash: the fleet program killed while it starts the
+// clusters leaves detached servers behind; `make fleet-down` stops them
+// all from the pid files.
+func TestFleetDownAfterCrash(t *testing.T) {
+	root := repoRoot(t)
+	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
+		toolPath(t, tool)
+	}
+	dir := t.TempDir()
+	fleetBin, fleetDir := filepath.Join(dir, "fleet-bin"), filepath.Join(dir, "fleet")
+	mustRun(t, cmdSpec{Dir: root, Timeout: buildTimeout}, "go", "build", "-o", fleetBin, "./hack/fleet")
+	up := exec.Command(fleetBin, "up", "-package", "examples/per-namespace", "-dir", fleetDir, "-tools", filepath.Join(root, ".tools", "bin"))
+	up.Dir = root
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Killed once both clusters' kube-apiservers are started (pid files
+	// 0-1: the etcds, 2-3: the kube-apiservers), before it is done.
+	var procs []fleetProc
+	for i := 0; i < 600 && len(procs) < 4; i++ {
+		time.Sleep(50 * time.Millisecond)
+		procs = fleetProcs(t, fleetDir)
+	}
+	_ = up.Process.Kill()
+	_ = up.Wait()
+	procs = fleetProcs(t, fleetDir)
+	t.Cleanup(func() {
+		for _, p := range procs {
+			if fleetRunning(p) {
+				_ = syscall.Kill(-p.Pid, syscall.SIGKILL)
+			}
+		}
+	})
+	if len(procs) < 4 {
+		t.Fatalf("the fleet program started %d processes before it was killed, want at least 4", len(procs))
+	}
+	for _, p := range procs {
+		if !fleetRunning(p) {
+			t.Errorf("%s (pid %d) died with the fleet program: it should be detached", p.Name, p.Pid)
+		}
+	}
+	down := runCmd(t, cmdSpec{Dir: root, Timeout: 2 * time.Minute}, "make", "--no-print-directory", "FLEET_DIR="+fleetDir, "fleet-down")
+	if down.ExitCode != 0 {
+		t.Fatalf("make fleet-down:\n%s", down)
+	}
+	for _, p := range procs {
+		if fleetRunning(p) {
+			t.Errorf("%s (pid %d) still runs after make fleet-down", p.Name, p.Pid)
+		}
+	}
 }
