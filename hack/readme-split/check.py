@@ -47,7 +47,7 @@ def parse(text):
             continue
         if fence or l.lstrip().startswith("|"):
             flush()
-            if l.strip():
+            if l.strip() and not re.fullmatch(r"[|\-: ]+", l.strip()):  # a table's separator is no fact
                 lines.append(l.strip())
             continue
         if not l.strip():
