@@ -313,6 +313,7 @@ func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, 
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-cluster-ip-range", "10.96.0.0/16",
 	}
+	a.args = append(a.args, clusterAuditArgs(t, a)...)
 	a.start(t, overrides)
 	return a
 }
