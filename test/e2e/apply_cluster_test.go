@@ -43,6 +43,7 @@ func (e *clusterE2E) applySteps() []clusterStep {
 		{"ApplyMassPruneRefusedAndDryRun", a.refusedAndDryRun},
 		{"ApplyBadInput", a.badInput},
 		{"ApplyKilled", a.killed},
+		{"ApplyKilledDuringHandoff", a.killedHandoff},
 	}
 }
 
