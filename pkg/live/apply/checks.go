@@ -157,14 +157,15 @@ func (r *run) findHandoffs(ctx context.Context, placed placement) {
 		if t.pkg == nil {
 			continue
 		}
+		leaving := t.leaving()
 		moves := map[object.ObjMetadata][]string{}
-		for _, id := range t.leaving() {
+		for _, id := range leaving {
 			if to := slices.DeleteFunc(placed.contexts(id), func(c string) bool { return c == t.name }); len(to) > 0 {
 				moves[id] = to
 			}
 		}
 		pruned := r.prunedBefore(ctx, t, moves)
-		for _, id := range t.leaving() {
+		for _, id := range leaving {
 			to := moves[id]
 			if len(to) == 0 {
 				continue // a plain prune
