@@ -202,7 +202,9 @@ type clusterAPIServer struct {
 // with the step that restarted it.
 func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, main *clusterEtcd, overrides string) *clusterAPIServer {
 	t.Helper()
-	return clusterStartAPIServerArgs(t, dir, name, creds, main, overrides)
+	// Every server writes an audit log of its write requests (audit_test.go).
+	pre := &clusterAPIServer{Name: name, dir: dir}
+	return clusterStartAPIServerArgs(t, dir, name, creds, main, overrides, clusterAuditArgs(t, pre)...)
 }
 
 // clusterStartAPIServerArgs is clusterStartAPIServer with more flags.
