@@ -90,7 +90,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	}
 	defer r.staged.Close()
 	r.prepareAll(ctx, kc)
-	if r.refuse() {
+	if r.refuse(ctx) {
 		return r.report, ErrRefused
 	}
 	r.phase(ctx, r.firstPhase)

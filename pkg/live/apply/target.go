@@ -43,8 +43,10 @@ type target struct {
 	failed bool
 	// firstDone is set once its first apply succeeded and reconciled.
 	firstDone bool
-	done      bool
-	report    v1alpha1.ContextApply
+	// inSync is set when the context needed no apply at all.
+	inSync bool
+	done   bool
+	report v1alpha1.ContextApply
 }
 
 // fail records that the context failed.
