@@ -3,6 +3,8 @@ package yamlio
 import (
 	"bytes"
 	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // ScannedObject is what ScanObjects reads of one resource: the fields that
@@ -21,7 +23,9 @@ type ScannedObject struct {
 // sure of: anything else (tabs, flow style, anchors, tags, quoted keys,
 // escapes, multi-line or block scalars in the fields it reads, document
 // markers other than "---", duplicate keys) returns ok false, and the
-// caller parses the file. Empty documents are left out.
+// caller parses the file. Empty documents are left out. So is every
+// document kio.ByteReader reads as something other than itself: a bare
+// sequence (which it wraps) and a wrapper it unwraps (see wrapperKinds).
 //
 // Where kio.ByteReader reads the file without an error, what ScanObjects
 // takes is what the reader reads (scanReference in the tests; the
@@ -57,6 +61,13 @@ func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok boo
 // runes that are not ASCII takes a slow path).
 var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
 
+// wrapperKinds are the kinds whose document kio.ByteReader unwraps into
+// the objects of its items (and its functionConfig and results into
+// fields of its own) when the document is the file's only one and has
+// items or functionConfig. ScanObjects refuses a document of these kinds
+// whatever its keys and the documents around it: the parser decides.
+var wrapperKinds = map[string]bool{kio.ResourceListKind: true, "List": true}
+
 // scanDocument reads one document; empty for a document without keys.
 func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok bool) {
 	s := &docScan{lines: strings.Split(string(doc), "\n"), want: annotations,
@@ -69,6 +80,9 @@ func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok 
 	}
 	if len(s.top) == 0 {
 		return o, true, true
+	}
+	if wrapperKinds[s.obj.Kind] {
+		return o, false, false
 	}
 	// Copies: the values are substrings of the whole document.
 	o = s.obj
