@@ -58,8 +58,10 @@ func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok boo
 
 // refusedBytes are tabs, and what YAML reads as a byte order mark or a
 // line break: each is searched for on its own (bytes.ContainsAny with
-// runes that are not ASCII takes a slow path).
-var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
+// runes that are not ASCII takes a slow path). The bytes 0xFE and 0xFF,
+// never in UTF-8, are the UTF-16 byte order marks (FE FF, FF FE) that make
+// the parser read a document as UTF-16.
+var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029"), {0xfe}, {0xff}}
 
 // wrapperKinds are the kinds whose document kio.ByteReader unwraps into
 // the objects of its items (and its functionConfig and results into

@@ -109,6 +109,8 @@ var scanCases = []struct {
 	{"merge key in annotations", "x: &m\n  shardrouter.dev/context: y\napiVersion: v1\nkind: A\nmetadata:\n  name: a\n  annotations:\n    <<: *m\n", false},
 	{"indented before any key", " 0\n", false},
 	{"byte order mark", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\n---\n\ufeffapiVersion: v1\nkind: B\nmetadata:\n  name: b\n", false},
+	{"UTF-16 byte order mark", "\xfe\xff0:", false},
+	{"UTF-16 little-endian byte order mark", "\xff\xfe0\x00:\x00", false},
 	{"unicode line separator", "apiVersion: v1\nkind: A\nmetadata:\n  name: a\u2028b\n", false},
 	{"quoted key", "apiVersion: v1\nkind: A\nmetadata:\n  \"name\": a\n", false},
 	{"boolean name", "apiVersion: v1\nkind: A\nmetadata:\n  name: true\n", false},
