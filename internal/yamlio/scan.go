@@ -115,6 +115,8 @@ func (s *docScan) line(n int) bool {
 	switch {
 	case trimmed == "" || strings.HasPrefix(trimmed, "#"):
 		return true
+	case continuesOnNextLine(trimmed):
+		return false
 	case indent == 0 && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%")):
 		return n == 0 && line == "---" // a file may start with a separator
 	case indent == 0 && strings.HasPrefix(line, "- ") || line == "-":
@@ -133,6 +135,72 @@ func (s *docScan) line(n int) bool {
 		return false
 	}
 	return true
+}
+
+// continuesOnNextLine reports whether a line (from its first non-space)
+// opens a quoted scalar or a flow collection that it does not close: the
+// parser reads the lines that follow as part of that value, whatever their
+// indentation, so no line of the document can be read on its own. A value
+// starts the line, follows "- " or follows ": "; inside a block scalar
+// this may refuse a line that is only text, which costs a parse.
+func continuesOnNextLine(t string) bool {
+	depth := 0 // flow collections open
+	valueStart := true
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c == '\'' || c == '"':
+			if !valueStart && depth == 0 {
+				valueStart = false
+				continue // a quote inside a plain scalar is text
+			}
+			end := closingQuote(t, i)
+			if end < 0 {
+				return true
+			}
+			i, valueStart = end, false
+			continue
+		case c == '#' && (i == 0 || t[i-1] == ' '):
+			return depth > 0
+		case (c == '[' || c == '{') && (valueStart || depth > 0):
+			depth++
+			valueStart = true
+			continue
+		case (c == ']' || c == '}') && depth > 0:
+			depth--
+		case c == ',' && depth > 0:
+			valueStart = true
+			continue
+		case c == ' ':
+			continue // keeps valueStart
+		case c == '-' && valueStart && (i+1 == len(t) || t[i+1] == ' '):
+			continue // a sequence entry: its value follows
+		case c == ':' && (i+1 == len(t) || t[i+1] == ' ' || depth > 0):
+			valueStart = true
+			continue
+		case c == '?' && valueStart && (i+1 == len(t) || t[i+1] == ' '):
+			continue
+		}
+		valueStart = false
+	}
+	return depth > 0
+}
+
+// closingQuote returns the index of the quote that closes the quoted
+// scalar opened at t[open], or -1 when the line does not close it.
+func closingQuote(t string, open int) int {
+	q := t[open]
+	for i := open + 1; i < len(t); i++ {
+		switch {
+		case q == '"' && t[i] == '\\':
+			i++ // an escape: the next byte is not the end
+		case t[i] == q && q == '\'' && i+1 < len(t) && t[i+1] == '\'':
+			i++ // '' is a quote inside single quotes
+		case t[i] == q:
+			return i
+		}
+	}
+	return -1
 }
 
 // topKey reads a top-level key: apiVersion and kind, and where metadata
