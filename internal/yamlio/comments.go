@@ -90,3 +90,13 @@ func hasFootComment(n *yaml.Node, depth int) bool {
 	}
 	return false
 }
+
+// SettleStream is settleComments for a YAML stream that kio.ByteWriter
+// wrote from nodes (split's stream form, read by `kpt live apply -`): out
+// itself unless a node holds a foot comment.
+func SettleStream(out []byte, nodes []*yaml.RNode) []byte {
+	if !hasFootComments(nodes) {
+		return out
+	}
+	return settleComments(out)
+}
