@@ -105,6 +105,7 @@ type docScan struct {
 	top, meta map[string]bool // the keys seen, to refuse duplicates
 	section   string          // the top-level key whose block the lines are in
 	metaKey   string          // the metadata key whose block the lines are in
+	annoKey   bool            // an annotation's key was read in metaKey's block
 }
 
 // line reads line n; false when it is not a layout ScanObjects is sure of.
@@ -129,8 +130,12 @@ func (s *docScan) line(n int) bool {
 		return true
 	case indent == 2 && !strings.HasPrefix(trimmed, "- "):
 		return s.metadataKey(trimmed, n)
+	case s.metaKey == "":
+		return false // metadata's keys are not at column 2: another layout
 	case indent == 4 && s.metaKey == "annotations":
 		return s.annotation(trimmed, n)
+	case s.metaKey == "annotations" && !s.annoKey:
+		return false // the annotations' keys are not at column 4
 	case indent < 2:
 		return false
 	}
@@ -231,7 +236,7 @@ func (s *docScan) metadataKey(trimmed string, n int) bool {
 	if !ok || s.meta[key] {
 		return false
 	}
-	s.meta[key], s.metaKey = true, key
+	s.meta[key], s.metaKey, s.annoKey = true, key, false
 	switch key {
 	case "name":
 		s.obj.Name, ok = scanScalar(value, s.lines, n, 2)
@@ -251,7 +256,7 @@ func (s *docScan) annotation(trimmed string, n int) bool {
 	if !ok || s.annos[key] {
 		return false
 	}
-	s.annos[key] = true
+	s.annos[key], s.annoKey = true, true
 	for i, k := range s.want {
 		if k == key {
 			v, ok := scanScalar(value, s.lines, n, 4)
