@@ -119,13 +119,25 @@ func itemsOf(out []byte) []byte {
 	return out
 }
 
+// passesOf are the paths and the passes after the first that the
+// differential tests run: in -short the fast path (which falls back to the
+// reference on what it is not sure of) and one more pass; both paths and
+// two more passes in test-slow.
+func passesOf() (refs []bool, last int) {
+	if testing.Short() {
+		return []bool{false}, 2
+	}
+	return []bool{false, true}, 3
+}
+
 // requireItemsFixedPoint runs function mode on a ResourceList, then on its
-// output twice: the items must come out byte for byte as the first pass
+// output again: the items must come out byte for byte as the first pass
 // wrote them. A failing run (an invalid golden) writes its items unchanged
 // and is fed back all the same.
 func requireItemsFixedPoint(t *testing.T, name string, in []byte) {
 	t.Helper()
-	for _, ref := range []bool{false, true} {
+	refs, last := passesOf()
+	for _, ref := range refs {
 		run := func(b []byte) []byte {
 			var out bytes.Buffer
 			_ = function.Run(bytes.NewReader(b), &out, yamlio.Options{Reference: ref})
@@ -136,7 +148,7 @@ func requireItemsFixedPoint(t *testing.T, name string, in []byte) {
 		}
 		p1 := run(in)
 		p := p1
-		for n := 2; n <= 3; n++ {
+		for n := 2; n <= last; n++ {
 			p = run(p)
 			if !bytes.Equal(itemsOf(p), itemsOf(p1)) {
 				t.Errorf("%s, reference %v: pass %d changes the items:\n%s", name, ref, n, firstDiff(string(itemsOf(p1)), string(itemsOf(p))))
@@ -194,12 +206,13 @@ func snapshot(t *testing.T, dir string) map[string]string {
 }
 
 // requirePackageFixedPoint copies a package (without its .expected and
-// README.md) and runs kpt fn eval on it three times: the second and third
-// passes must leave every file as the first wrote it. ok is whether the
-// function succeeds on the package.
+// README.md) and runs kpt fn eval on it again and again (passesOf): every
+// later pass must leave every file as the first wrote it. ok is whether
+// the function succeeds on the package.
 func requirePackageFixedPoint(t *testing.T, name, src string, fnConfig []byte, ok bool) {
 	t.Helper()
-	for _, ref := range []bool{false, true} {
+	refs, last := passesOf()
+	for _, ref := range refs {
 		dir := t.TempDir()
 		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 			t.Fatal(err)
@@ -210,7 +223,7 @@ func requirePackageFixedPoint(t *testing.T, name, src string, fnConfig []byte, o
 			t.Fatalf("%s: the function succeeds: %v, want %v", name, got, ok)
 		}
 		first := snapshot(t, dir)
-		for n := 2; n <= 3; n++ {
+		for n := 2; n <= last; n++ {
 			kptPackagePass(t, dir, fnConfig, ref)
 			for f, b := range snapshot(t, dir) {
 				if b != first[f] {
@@ -258,7 +271,7 @@ func exampleConfig(t *testing.T, dir string) (fnConfig []byte, ok bool) {
 // first pass's bytes on every input the project has: each example package
 // under kpt fn eval (as kpt hands it and writes it back), each golden
 // ResourceList and the command line's (as a user pipes one), and generated
-// ResourceLists, fast and reference.
+// ResourceLists (see passesOf).
 func TestSecondPassChangesNothing(t *testing.T) {
 	examples, _ := filepath.Glob("../../examples/*/.expected/config.yaml")
 	if len(examples) < 4 {
