@@ -172,6 +172,9 @@ func TestPlanOverridesChanges(t *testing.T) {
 // schema): the markdown plan shows its diff once, naming the CRD and the
 // contexts, far within a pull-request comment.
 func TestPlanMarkdownOneCRDForty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a split and a plan of 40 contexts; in test-slow")
+	}
 	pkg := t.TempDir()
 	var cfg strings.Builder
 	cfg.WriteString("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: shards\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  contexts:\n")
