@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -32,6 +33,10 @@ type splitFlags struct {
 	name string
 	// allowMassPrune turns the mass-deletion guard into a warning.
 	allowMassPrune bool
+	// engine is who applies the context directories; gitops is the
+	// repository a pulling engine reads (over spec.gitops).
+	engine string
+	gitops gitops.Source
 }
 
 const splitLong = `split routes a kpt package exactly as the function does and writes
@@ -39,7 +44,7 @@ OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
 into each, naming that context alone), a Kptfile, an inventory ResourceGroup
 (resourcegroup.yaml, as kpt live init writes it), so that kpt live apply needs
-no other step, and a record of the context's --etcd-servers-overrides
+no other step (with --engine kpt, the default), and a record of the context's --etcd-servers-overrides
 (shard-router-etcd-overrides.yaml, local config that kpt never applies) that
 the next split and plan compare with.
 
@@ -69,6 +74,21 @@ non-empty directory it did not create. While it writes, split holds a lock on
 OUT_DIR (a flock on OUT_DIR/` + input.LockFile + `, local to this machine): a
 second split -o or apply --out on the same directory fails at once, naming the
 holder's pid.
+
+With --engine flux, argocd or configsync, each OUT_DIR/<context>/ holds only
+what that engine applies to that cluster (no Kptfile, no ResourceGroup; the
+overrides record stays, local config that the engine skips), and split also
+writes the engine's own objects, generated from the ShardConfig, to
+OUT_DIR/` + gitops.Dir + `/: for flux a GitRepository and one Kustomization per context,
+both for one management cluster (flux/management.yaml, each context reached
+through its kubeconfig Secret, the waves of spec.rollout as dependsOn) and for
+one Flux in each cluster (flux/clusters/<context>.yaml); for argocd one
+ApplicationSet (one Application per context, destination.name = the context,
+spec.rollout's waves as RollingSync steps); for configsync one RootSync per
+cluster (Config Sync cannot order waves). The repository is --gitops-url,
+--gitops-branch (default main) and --gitops-path (OUT_DIR's path in the
+repository, default: found from the .git above OUT_DIR), else spec.gitops.
+See docs/guides/gitops.md.
 
 With --context NAME, split writes that context's resources and its inventory
 to stdout as one YAML stream instead, and writes no files. kpt live apply
@@ -106,6 +126,10 @@ func newSplitCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.context, "context", "", "write only this context's package, as a YAML stream on stdout (needs --previous)")
 	cmd.Flags().StringVar(&f.previous, "previous", "", "with --context: the previous split's output directory OUT_DIR, read only (must exist; empty for a first apply)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning (as spec.allowMassPrune)")
+	cmd.Flags().StringVar(&f.engine, "engine", string(gitops.Kpt), "who applies each context directory: kpt (Kptfile and ResourceGroup), flux, argocd or configsync (the engine's own objects in OUT_DIR/"+gitops.Dir+")")
+	cmd.Flags().StringVar(&f.gitops.URL, "gitops-url", "", "with --engine flux|argocd|configsync: the git repository's http(s):// or ssh:// URL (default: spec.gitops.url)")
+	cmd.Flags().StringVar(&f.gitops.Branch, "gitops-branch", "", "with --engine flux|argocd|configsync: the branch the engine follows (default: spec.gitops.branch, else main)")
+	cmd.Flags().StringVar(&f.gitops.Path, "gitops-path", "", "with --engine flux|argocd|configsync: OUT_DIR's path in the repository (default: spec.gitops.path, else found from the .git above OUT_DIR)")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
 }
@@ -153,7 +177,11 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Config.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Config.Names)
 	}
-	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune}
+	engine, source, err := splitEngine(f, cfg)
+	if err != nil {
+		return err
+	}
+	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Source: source}, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
 		layout, err := plan.Build(in, cfg, opts)
 		if err != nil {
@@ -175,10 +203,40 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 		return err
 	}
 	for _, pkg := range layout.Packages {
+		if engine.Pulls() {
+			fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, for %s\n", filepath.Join(f.out, pkg.Context), pkg.Resources, engine)
+			continue
+		}
 		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
 			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
 	}
+	if engine.Pulls() {
+		fmt.Fprintf(s.Err, "shard-router: wrote %s: the %s objects for %s, branch %s, path %s\n",
+			filepath.Join(f.out, gitops.Dir), engine, source.URL, source.Branch, source.Path)
+	}
 	return nil
+}
+
+// splitEngine reads --engine and the repository of a pulling engine.
+func splitEngine(f *splitFlags, cfg *function.Engine) (gitops.Engine, gitops.Source, error) {
+	engine, err := gitops.ParseEngine(f.engine)
+	if err != nil {
+		return "", gitops.Source{}, err
+	}
+	if !engine.Pulls() {
+		if f.gitops != (gitops.Source{}) {
+			return "", gitops.Source{}, errors.New("--gitops-url, --gitops-branch and --gitops-path are for a GitOps engine: add --engine flux, argocd or configsync")
+		}
+		return engine, gitops.Source{}, nil
+	}
+	if f.context != "" {
+		return "", gitops.Source{}, fmt.Errorf("--engine %s is for the directory form (-o OUT_DIR): the engine pulls the directories from git, not a stream", engine)
+	}
+	source, err := gitops.Resolve(f.gitops, cfg.Config.Source.Spec.GitOps, f.out)
+	if err != nil {
+		return "", gitops.Source{}, fmt.Errorf("split --engine %s: %w", engine, err)
+	}
+	return engine, source, nil
 }
 
 // splitResults prints the layout's results, and fails on an error.

@@ -74,6 +74,9 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := checkTargets(d, plan, previous); err != nil {
 		return err
 	}
+	if err := checkEngineDir(d); err != nil {
+		return err
+	}
 	if err := openForWrite(d); err != nil {
 		return err
 	}
@@ -105,7 +108,10 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if beforeSwap != nil {
 		beforeSwap()
 	}
-	return swapAll(d, plan, previous, staged, old, keep)
+	if err := swapAll(d, plan, previous, staged, old, keep); err != nil {
+		return err
+	}
+	return writeEngineDir(d, plan.engineFiles, staged, old)
 }
 
 // beforeSwap, set by tests only, runs between staging and swapping.
