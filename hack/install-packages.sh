@@ -5,9 +5,10 @@
 #                 (KRM_FN_RUNTIME=podman kpt fn eval --image ...); run podman
 #                 with CONTAINERS_CONF=hack/containers.conf (see that file)
 #   strace        TestFunctionModeTouchesNoFiles (make test-slow)
+#   git           TestFlux serves the split with git http-backend
 set -euo pipefail
 
-packages=(podman runc strace)
+packages=(podman runc strace git)
 
 missing=()
 for p in "${packages[@]}"; do
