@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
@@ -37,6 +39,9 @@ type splitFlags struct {
 	// repository a pulling engine reads (over spec.gitops).
 	engine string
 	gitops gitops.Source
+	// handoffStatus is `shard-router status -o json` output: the moved
+	// objects it shows Current in their new contexts are handed off.
+	handoffStatus string
 }
 
 const splitLong = `split routes a kpt package exactly as the function does and writes
@@ -88,7 +93,11 @@ spec.rollout's waves as RollingSync steps); for configsync one RootSync per
 cluster (Config Sync cannot order waves). The repository is --gitops-url,
 --gitops-branch (default main) and --gitops-path (OUT_DIR's path in the
 repository, default: found from the .git above OUT_DIR), else spec.gitops.
-See docs/guides/gitops.md.
+A move hands off in two splits: the first keeps the moving objects in the old
+context's directory as well as the new one's and records the pending hand-off
+(OUT_DIR/` + gitops.Dir + `/` + split.HandoffFile + `, local config); every split keeps them, and
+says why, until --handoff-status FILE (shard-router status -o json) shows the
+new copies Current. See docs/guides/gitops.md.
 
 With --context NAME, split writes that context's resources and its inventory
 to stdout as one YAML stream instead, and writes no files. kpt live apply
@@ -130,6 +139,7 @@ func newSplitCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.gitops.URL, "gitops-url", "", "with --engine flux|argocd|configsync: the git repository's http(s):// or ssh:// URL (default: spec.gitops.url)")
 	cmd.Flags().StringVar(&f.gitops.Branch, "gitops-branch", "", "with --engine flux|argocd|configsync: the branch the engine follows (default: spec.gitops.branch, else main)")
 	cmd.Flags().StringVar(&f.gitops.Path, "gitops-path", "", "with --engine flux|argocd|configsync: OUT_DIR's path in the repository (default: spec.gitops.path, else found from the .git above OUT_DIR)")
+	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "with --engine flux|argocd|configsync: `shard-router status -o json` output (FILE); moved objects it shows Current, without drift, in their new contexts leave their old context's directory")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
 }
@@ -181,7 +191,11 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Source: source}, AllowMassPrune: f.allowMassPrune}
+	current, err := handoffStatus(f.handoffStatus)
+	if err != nil {
+		return err
+	}
+	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Source: source, Current: current}, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
 		layout, err := plan.Build(in, cfg, opts)
 		if err != nil {
@@ -217,6 +231,25 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	return nil
 }
 
+// handoffStatus reads --handoff-status: a FleetStatus.
+func handoffStatus(file string) (split.CurrentFunc, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--handoff-status: %w", err)
+	}
+	var st v1alpha1.FleetStatus
+	if err := json.Unmarshal(data, &st); err != nil {
+		return nil, fmt.Errorf("--handoff-status %s: not the output of shard-router status -o json: %w", file, err)
+	}
+	if st.Kind != v1alpha1.FleetStatusKind {
+		return nil, fmt.Errorf("--handoff-status %s: kind %q, want %s (the output of shard-router status -o json)", file, st.Kind, v1alpha1.FleetStatusKind)
+	}
+	return split.CurrentIn(&st), nil
+}
+
 // splitEngine reads --engine and the repository of a pulling engine.
 func splitEngine(f *splitFlags, cfg *function.Engine) (gitops.Engine, gitops.Source, error) {
 	engine, err := gitops.ParseEngine(f.engine)
@@ -224,8 +257,8 @@ func splitEngine(f *splitFlags, cfg *function.Engine) (gitops.Engine, gitops.Sou
 		return "", gitops.Source{}, err
 	}
 	if !engine.Pulls() {
-		if f.gitops != (gitops.Source{}) {
-			return "", gitops.Source{}, errors.New("--gitops-url, --gitops-branch and --gitops-path are for a GitOps engine: add --engine flux, argocd or configsync")
+		if f.gitops != (gitops.Source{}) || f.handoffStatus != "" {
+			return "", gitops.Source{}, errors.New("--gitops-url, --gitops-branch, --gitops-path and --handoff-status are for a GitOps engine: add --engine flux, argocd or configsync")
 		}
 		return engine, gitops.Source{}, nil
 	}

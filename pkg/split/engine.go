@@ -50,6 +50,13 @@ func (p *Layout) layEngine() error {
 	if err != nil {
 		return fmt.Errorf("generating the %s objects: %w", p.engine, err)
 	}
+	record, err := p.handoffFile()
+	if err != nil {
+		return err
+	}
+	if record != nil {
+		files = append(files, gitops.File{Path: HandoffFile, Data: record})
+	}
 	p.engineFiles = files
 	for _, n := range notes {
 		p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, Message: n, Field: &framework.Field{Path: "spec.rollout"}})

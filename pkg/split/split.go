@@ -44,7 +44,11 @@ type Options struct {
 	// a Kptfile and an inventory ResourceGroup).
 	Engine gitops.Engine
 	// Source is the repository a pulling engine reads, resolved.
-	Source gitops.Source
+	// With a pulling engine, Current says which moved objects are Current
+	// in their new contexts, so that the old copies may go (handoff.go);
+	// nil: none is known to be.
+	Source  gitops.Source
+	Current CurrentFunc
 }
 
 // Layout is the input laid out as one package per context, ready to be
@@ -79,6 +83,10 @@ type Layout struct {
 	engine      gitops.Engine
 	source      gitops.Source
 	engineFiles []gitops.File
+	// keptIn[i][ctx] is the datastore of item i's copy that context ctx
+	// keeps while a move hands off; handoffs are the pending hand-offs.
+	keptIn   map[int]map[int]string
+	handoffs []Handoff
 }
 
 // Package is one context's package.
@@ -167,6 +175,11 @@ func Route(in *input.Input, cfg *function.Engine, opts Options) (*Layout, error)
 			layout.routed[ctx] = append(layout.routed[ctx], i)
 		}
 	}
+	if layout.engine.Pulls() {
+		if err := layout.handOff(opts.Out, opts.Current); err != nil {
+			return nil, err
+		}
+	}
 	return layout, nil
 }
 
@@ -239,12 +252,17 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	return n, nil
 }
 
-// storeIn is routed item i's datastore in context ctx (Outcome.StoreIn).
+// storeIn is routed item i's datastore in context ctx (Outcome.StoreIn),
+// or that of the old copy ctx keeps while a move hands off (handoff.go).
 func (p *Layout) storeIn(i, ctx int) (string, bool) {
 	if p.out == nil {
 		return "", false
 	}
-	return p.out.StoreIn(i, ctx)
+	if ds, ok := p.out.StoreIn(i, ctx); ok {
+		return ds, true
+	}
+	ds, ok := p.keptIn[i][ctx]
+	return ds, ok
 }
 
 // describe names resource i and its file for messages.
