@@ -97,7 +97,9 @@ func TestMoveHandsOffInTwoSplits(t *testing.T) {
 	}
 
 	// Only the Deployment Current in ctx-b: it alone leaves ctx-a.
-	onlyWeb := func(ctx string, o v1alpha1.ObjectRef) bool { return ctx == "ctx-b" && o.Kind == "Deployment" && o.Name == "web" }
+	onlyWeb := func(ctx string, o v1alpha1.ObjectRef) bool {
+		return ctx == "ctx-b" && o.Kind == "Deployment" && o.Name == "web"
+	}
 	splitHandoff(t, pkg, out, onlyWeb)
 	tree = readTree(t, out)
 	if _, ok := tree["ctx-a/apps/web.yaml"]; ok && strings.Contains(tree["ctx-a/apps/web.yaml"], "kind: Deployment") {
