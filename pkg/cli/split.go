@@ -96,8 +96,10 @@ repository, default: found from the .git above OUT_DIR), else spec.gitops.
 A move hands off in two splits: the first keeps the moving objects in the old
 context's directory as well as the new one's and records the pending hand-off
 (OUT_DIR/` + gitops.Dir + `/` + split.HandoffFile + `, local config); every split keeps them, and
-says why, until --handoff-status FILE (shard-router status -o json) shows the
-new copies Current. See docs/guides/gitops.md.
+says why, until --handoff-status FILE shows the new copies Current: the output
+of shard-router status -o json, or Flux's Kustomizations as kubectl get -o json
+writes them (the new context's Kustomization Ready at the revision it
+attempted, its inventory holding the object). See docs/guides/gitops.md.
 
 With --context NAME, split writes that context's resources and its inventory
 to stdout as one YAML stream instead, and writes no files. kpt live apply
@@ -139,7 +141,7 @@ func newSplitCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.gitops.URL, "gitops-url", "", "with --engine flux|argocd|configsync: the git repository's http(s):// or ssh:// URL (default: spec.gitops.url)")
 	cmd.Flags().StringVar(&f.gitops.Branch, "gitops-branch", "", "with --engine flux|argocd|configsync: the branch the engine follows (default: spec.gitops.branch, else main)")
 	cmd.Flags().StringVar(&f.gitops.Path, "gitops-path", "", "with --engine flux|argocd|configsync: OUT_DIR's path in the repository (default: spec.gitops.path, else found from the .git above OUT_DIR)")
-	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "with --engine flux|argocd|configsync: `shard-router status -o json` output (FILE); moved objects it shows Current, without drift, in their new contexts leave their old context's directory")
+	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "with --engine flux|argocd|configsync: a FILE that shows which moved objects are Current in their new contexts, so that they leave the old context's directory: shard-router status -o json, or Flux's Kustomizations (kubectl get kustomizations -o json)")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
 }
@@ -231,7 +233,9 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	return nil
 }
 
-// handoffStatus reads --handoff-status: a FleetStatus.
+// handoffStatus reads --handoff-status: `shard-router status -o json`
+// (a FleetStatus), or Flux's Kustomizations as `kubectl get
+// kustomizations -o json` writes them (a List).
 func handoffStatus(file string) (split.CurrentFunc, error) {
 	if file == "" {
 		return nil, nil
@@ -240,14 +244,24 @@ func handoffStatus(file string) (split.CurrentFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--handoff-status: %w", err)
 	}
-	var st v1alpha1.FleetStatus
-	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("--handoff-status %s: not the output of shard-router status -o json: %w", file, err)
+	var head struct {
+		Kind  string                `json:"kind"`
+		Items []split.Kustomization `json:"items"`
 	}
-	if st.Kind != v1alpha1.FleetStatusKind {
-		return nil, fmt.Errorf("--handoff-status %s: kind %q, want %s (the output of shard-router status -o json)", file, st.Kind, v1alpha1.FleetStatusKind)
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("--handoff-status %s: not JSON: %w", file, err)
 	}
-	return split.CurrentIn(&st), nil
+	switch head.Kind {
+	case v1alpha1.FleetStatusKind:
+		var st v1alpha1.FleetStatus
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("--handoff-status %s: %w", file, err)
+		}
+		return split.CurrentIn(&st), nil
+	case "List", "KustomizationList":
+		return split.CurrentInFlux(head.Items), nil
+	}
+	return nil, fmt.Errorf("--handoff-status %s: kind %q: want a %s (shard-router status -o json) or a List of Flux Kustomizations (kubectl get kustomizations -o json)", file, head.Kind, v1alpha1.FleetStatusKind)
 }
 
 // splitEngine reads --engine and the repository of a pulling engine.

@@ -25,6 +25,10 @@ func (p *Layout) Engine() gitops.Engine {
 // EngineFiles are the engine's own objects, paths relative to gitops.Dir.
 func (p *Layout) EngineFiles() []gitops.File { return p.engineFiles }
 
+// targetName names context ctx's engine object (Kustomization,
+// Application).
+func (p *Layout) targetName(ctx string) string { return DNSName(p.name + "-" + ctx) }
+
 // layEngine generates the engine's own objects from the config.
 func (p *Layout) layEngine() error {
 	if !p.engine.Pulls() {
@@ -33,7 +37,7 @@ func (p *Layout) layEngine() error {
 	fleet := gitops.Fleet{Engine: p.engine, Source: p.source, Name: DNSName(p.name)}
 	spec := &p.cfg.Source.Spec
 	for _, pkg := range p.Packages {
-		fleet.Targets = append(fleet.Targets, gitops.Target{Context: pkg.Context, Name: DNSName(p.name + "-" + pkg.Context), Wave: spec.WaveOf(pkg.Context)})
+		fleet.Targets = append(fleet.Targets, gitops.Target{Context: pkg.Context, Name: p.targetName(pkg.Context), Wave: spec.WaveOf(pkg.Context)})
 	}
 	if spec.Rollout != nil {
 		for _, w := range spec.Waves() {

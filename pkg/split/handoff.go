@@ -63,8 +63,9 @@ type handoffRecord struct {
 	Pending    []Handoff           `json:"pending"`
 }
 
-// CurrentFunc reports whether the object is Current in context ctx.
-type CurrentFunc func(ctx string, obj v1alpha1.ObjectRef) bool
+// CurrentFunc reports whether the object is Current in the target's
+// cluster (target.Name names the context's engine object).
+type CurrentFunc func(target gitops.Target, obj v1alpha1.ObjectRef) bool
 
 // CurrentIn reads `shard-router status -o json`: an object is Current in a
 // context when that context was read in full and holds it Current,
@@ -83,7 +84,61 @@ func CurrentIn(status *v1alpha1.FleetStatus) CurrentFunc {
 		}
 		current[c.Name] = m
 	}
-	return func(ctx string, obj v1alpha1.ObjectRef) bool { return current[ctx][obj] }
+	return func(t gitops.Target, obj v1alpha1.ObjectRef) bool { return current[t.Context][obj] }
+}
+
+// Kustomization is what CurrentInFlux reads of a Flux Kustomization
+// (kustomize.toolkit.fluxcd.io/v1), as kubectl get -o json writes it.
+type Kustomization struct {
+	Kind     string `json:"kind"`
+	Metadata struct {
+		Name       string `json:"name"`
+		Generation int64  `json:"generation"`
+	} `json:"metadata"`
+	Status struct {
+		ObservedGeneration    int64  `json:"observedGeneration"`
+		LastAppliedRevision   string `json:"lastAppliedRevision"`
+		LastAttemptedRevision string `json:"lastAttemptedRevision"`
+		Conditions            []struct {
+			Type   string `json:"type"`
+			Status string `json:"status"`
+		} `json:"conditions"`
+		Inventory *struct {
+			Entries []struct {
+				ID string `json:"id"`
+			} `json:"entries"`
+		} `json:"inventory"`
+	} `json:"status"`
+}
+
+// CurrentInFlux reads Flux's own status: an object is Current in a
+// context when the context's Kustomization (target.Name) is Ready at the
+// revision it last attempted, for its current generation, and its
+// inventory holds the object. With wait: true, Ready means every object it
+// applied is healthy, so the revision that holds the object has landed.
+func CurrentInFlux(ks []Kustomization) CurrentFunc {
+	held := map[string]map[string]bool{}
+	for _, k := range ks {
+		if k.Kind != "Kustomization" || k.Status.Inventory == nil || k.Status.ObservedGeneration != k.Metadata.Generation ||
+			k.Status.LastAppliedRevision == "" || k.Status.LastAppliedRevision != k.Status.LastAttemptedRevision {
+			continue
+		}
+		ready := false
+		for _, c := range k.Status.Conditions {
+			ready = ready || (c.Type == "Ready" && c.Status == "True")
+		}
+		if !ready {
+			continue
+		}
+		m := map[string]bool{}
+		for _, e := range k.Status.Inventory.Entries {
+			m[e.ID] = true
+		}
+		held[k.Metadata.Name] = m
+	}
+	return func(t gitops.Target, o v1alpha1.ObjectRef) bool {
+		return held[t.Name][o.Namespace+"_"+o.Name+"_"+o.Group+"_"+o.Kind]
+	}
 }
 
 // readHandoffs reads the previous split's pending hand-offs.
@@ -155,7 +210,7 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 			if h.DataStore == "" {
 				h.DataStore = v1alpha1.DefaultDataStore
 			}
-			if current != nil && allCurrent(current, h) {
+			if current != nil && p.allCurrent(current, h) {
 				done[c]++
 				continue
 			}
@@ -186,9 +241,9 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 }
 
 // allCurrent reports whether the object is Current in every new context.
-func allCurrent(current CurrentFunc, h Handoff) bool {
+func (p *Layout) allCurrent(current CurrentFunc, h Handoff) bool {
 	for _, c := range h.To {
-		if !current(c, h.key().Ref()) {
+		if !current(gitops.Target{Context: c, Name: p.targetName(c)}, h.key().Ref()) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package split
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -97,8 +98,8 @@ func TestMoveHandsOffInTwoSplits(t *testing.T) {
 	}
 
 	// Only the Deployment Current in ctx-b: it alone leaves ctx-a.
-	onlyWeb := func(ctx string, o v1alpha1.ObjectRef) bool {
-		return ctx == "ctx-b" && o.Kind == "Deployment" && o.Name == "web"
+	onlyWeb := func(tg gitops.Target, o v1alpha1.ObjectRef) bool {
+		return tg.Context == "ctx-b" && o.Kind == "Deployment" && o.Name == "web"
 	}
 	splitHandoff(t, pkg, out, onlyWeb)
 	tree = readTree(t, out)
@@ -113,7 +114,7 @@ func TestMoveHandsOffInTwoSplits(t *testing.T) {
 	}
 
 	// Everything Current in ctx-b: the hand-off is done.
-	all := func(ctx string, o v1alpha1.ObjectRef) bool { return ctx == "ctx-b" }
+	all := func(tg gitops.Target, o v1alpha1.ObjectRef) bool { return tg.Context == "ctx-b" }
 	plan = splitHandoff(t, pkg, out, all)
 	tree = readTree(t, out)
 	if strings.Contains(tree["ctx-a/namespaces.yaml"], "name: a\n") {
@@ -150,8 +151,37 @@ func TestCurrentIn(t *testing.T) {
 		ref  v1alpha1.ObjectRef
 		want bool
 	}{{"ok", ref, true}, {"ok", other, false}, {"drift", ref, false}, {"down", ref, false}, {"absent", ref, false}} {
-		if got := cur(c.ctx, c.ref); got != c.want {
+		if got := cur(gitops.Target{Context: c.ctx}, c.ref); got != c.want {
 			t.Errorf("%s %s: %v, want %v", c.ctx, c.ref, got, c.want)
 		}
+	}
+}
+
+// CurrentInFlux takes an object Current only from a Ready Kustomization,
+// at the revision it attempted, for its generation, that holds it.
+func TestCurrentInFlux(t *testing.T) {
+	parse := func(s string) Kustomization {
+		var k Kustomization
+		if err := json.Unmarshal([]byte(s), &k); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	const inv = `"inventory":{"entries":[{"id":"a_web_apps_Deployment","v":"v1"}]}`
+	ks := []Kustomization{
+		parse(`{"kind":"Kustomization","metadata":{"name":"ok","generation":2},"status":{"observedGeneration":2,"lastAppliedRevision":"main@sha1:1","lastAttemptedRevision":"main@sha1:1","conditions":[{"type":"Ready","status":"True"}],` + inv + `}}`),
+		parse(`{"kind":"Kustomization","metadata":{"name":"notready","generation":1},"status":{"observedGeneration":1,"lastAppliedRevision":"main@sha1:1","lastAttemptedRevision":"main@sha1:1","conditions":[{"type":"Ready","status":"False"}],` + inv + `}}`),
+		parse(`{"kind":"Kustomization","metadata":{"name":"attempting","generation":1},"status":{"observedGeneration":1,"lastAppliedRevision":"main@sha1:1","lastAttemptedRevision":"main@sha1:2","conditions":[{"type":"Ready","status":"True"}],` + inv + `}}`),
+		parse(`{"kind":"Kustomization","metadata":{"name":"stale","generation":3},"status":{"observedGeneration":2,"lastAppliedRevision":"main@sha1:1","lastAttemptedRevision":"main@sha1:1","conditions":[{"type":"Ready","status":"True"}],` + inv + `}}`),
+	}
+	cur := CurrentInFlux(ks)
+	web := v1alpha1.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "a", Name: "web"}
+	for name, want := range map[string]bool{"ok": true, "notready": false, "attempting": false, "stale": false, "absent": false} {
+		if got := cur(gitops.Target{Name: name}, web); got != want {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	if cur(gitops.Target{Name: "ok"}, v1alpha1.ObjectRef{Kind: "ConfigMap", Namespace: "a", Name: "web"}) {
+		t.Error("an object the inventory does not hold is Current")
 	}
 }
