@@ -229,6 +229,11 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if engine.Pulls() {
 		fmt.Fprintf(s.Err, "shard-router: wrote %s: the %s objects for %s, branch %s, path %s\n",
 			filepath.Join(f.out, gitops.Dir), engine, source.URL, source.Branch, source.Path)
+		for _, r := range layout.Results {
+			if r.Severity == framework.Info && strings.HasPrefix(r.Message, split.HandoffDone) {
+				fmt.Fprintf(s.Err, "shard-router: %s\n", r.Message)
+			}
+		}
 	}
 	return nil
 }

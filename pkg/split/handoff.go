@@ -33,6 +33,9 @@ import (
 // HandoffFile is the record of pending hand-offs, in gitops.Dir.
 const HandoffFile = "shard-router-handoff.yaml"
 
+// HandoffDone starts the message of a finished hand-off.
+const HandoffDone = "hand-off done"
+
 // HandoffKind is the record's kind.
 const HandoffKind = "Handoff"
 
@@ -235,7 +238,7 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 	}
 	for _, c := range sortedKeys(done) {
 		p.Results = append(p.Results, &framework.Result{Severity: framework.Info,
-			Message: fmt.Sprintf("hand-off done: %d moved object(s) are Current in their new context(s), so %s no longer holds them", done[c], c)})
+			Message: fmt.Sprintf(HandoffDone+": %d moved object(s) are Current in their new context(s), so %s no longer holds them", done[c], c)})
 	}
 	return nil
 }
