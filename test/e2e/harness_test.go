@@ -94,6 +94,13 @@ func clusterSignalHandler() {
 // clusterStartProc starts bin with its output in dir/<name>.log.
 func clusterStartProc(t testing.TB, dir, name, bin string, args ...string) *clusterProc {
 	t.Helper()
+	return clusterStartProcEnv(t, dir, name, nil, bin, args...)
+}
+
+// clusterStartProcEnv is clusterStartProc with env added to the test's
+// environment (later entries win).
+func clusterStartProcEnv(t testing.TB, dir, name string, env []string, bin string, args ...string) *clusterProc {
+	t.Helper()
 	clusterSignalHandler()
 	logPath := filepath.Join(dir, name+".log")
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -101,6 +108,9 @@ func clusterStartProc(t testing.TB, dir, name, bin string, args ...string) *clus
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	fmt.Fprintf(logFile, "=== %s %s\n", bin, strings.Join(args, " "))
