@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/testenv"
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
 // fluxE2E is the state the Flux scenarios share.
@@ -160,12 +161,15 @@ func TestFlux(t *testing.T) {
 		"--metrics-addr", fmt.Sprintf("127.0.0.1:%d", clusterFreePort(t)), "--health-addr", fmt.Sprintf("127.0.0.1:%d", clusterFreePort(t)),
 		"--requeue-dependency", "2s")
 	e.procs = []*clusterProc{sc, kc}
+	e.kubeconfig = filepath.Join(dir, "kubeconfig")
+	clusterWriteKubeconfig(t, e.kubeconfig, creds.Token, apiA, apiB, e.mgmt)
 
 	steps := []clusterStep{
 		{"WavesAreDependsOn", e.waves},
 		{"ConvergesToItsDirectory", e.converges},
 		{"Prune", e.prune},
 		{"MoveHandsOff", e.move},
+		{"StatusKnowsFlux", e.status},
 		{"KptSplitIsNotFluxs", e.kptSplit},
 	}
 	for _, s := range steps {
@@ -422,6 +426,58 @@ func (e *fluxE2E) move(t *testing.T) {
 	}
 	t.Logf("%d samples of %d moving objects, %d with copies in both clusters", s.n, len(moving), s.both)
 	e.converges(t)
+}
+
+// status: shard-router status on the split for Flux shows each context's
+// Kustomization Ready at the last commit, and every object applied (in
+// Flux's inventory), Current and without drift.
+func (e *fluxE2E) status(t *testing.T) {
+	head := strings.TrimSpace(git(t, e.work, "rev-parse", "HEAD"))
+	// Flux reconciles every few seconds (Ready is Unknown meanwhile), so
+	// ask until a status sees both Kustomizations Ready.
+	var doc v1alpha1.FleetStatus
+	e.waitFor(t, "a status with every Kustomization Ready at "+head, func() error {
+		res := runCmd(t, cmdSpec{}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig, "--flux-context", "M", "-o", "json")
+		if res.ExitCode != 0 {
+			return fmt.Errorf("status:\n%s", res)
+		}
+		doc = v1alpha1.FleetStatus{}
+		if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if len(doc.Contexts) != 2 {
+			t.Fatalf("%d contexts", len(doc.Contexts))
+		}
+		for _, c := range doc.Contexts {
+			if c.Engine == nil || c.Engine.Name != e.kustomizations[c.Name] {
+				t.Fatalf("%s: engine status %+v, want Kustomization %s", c.Name, c.Engine, e.kustomizations[c.Name])
+			}
+			if c.Engine.Ready != "True" || !strings.HasSuffix(c.Engine.Revision, head) {
+				return fmt.Errorf("%s: %+v", c.Name, c.Engine)
+			}
+		}
+		return nil
+	})
+	for _, c := range doc.Contexts {
+		want := len(e.items(t, filepath.Join(e.out, c.Name)))
+		if len(c.Objects) != want {
+			t.Errorf("%s: %d objects, its directory holds %d", c.Name, len(c.Objects), want)
+		}
+		for _, o := range c.Objects {
+			if o.NeedsAttention() {
+				t.Errorf("%s: %+v needs attention", c.Name, o)
+			}
+		}
+		if !c.InSync() {
+			t.Errorf("%s is not in sync: %+v", c.Name, c.Inventory)
+		}
+	}
+	res := runCmd(t, cmdSpec{}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig, "--flux-context", "M")
+	for _, ctx := range e.names {
+		if want := ctx + ": flux Kustomization " + fluxNamespace + "/" + e.kustomizations[ctx] + " Ready="; !strings.Contains(res.Stdout, want) {
+			t.Errorf("the status table lacks %q:\n%s", want, res.Stdout)
+		}
+	}
 }
 
 // kptSplit: what Flux does with kpt's split (why --engine flux exists): a
