@@ -69,3 +69,31 @@ func TestSplitEngineCommand(t *testing.T) {
 		t.Errorf("management.yaml:\n%s", data)
 	}
 }
+
+// During a hand-off, plan --engine counts the old copies as kept (no
+// prune in the old context), and plan without it would prune them; with
+// the new copies shown Current the hand-off split and plan agree again.
+func TestPlanDuringHandoff(t *testing.T) {
+	pkg := copySplitPackage(t)
+	cfg := filepath.Join(pkg, "shards.yaml")
+	writeTestFile(t, cfg, strings.Replace(readTestFile(t, cfg), "spec:\n", "spec:\n  allowMoves: true\n", 1))
+	out := filepath.Join(t.TempDir(), "out")
+	flux := []string{"--engine", "flux", "--gitops-url", "https://git.example.com/f.git", "--gitops-path", "out"}
+	if code, _, stderr := execCLI(t, "", append([]string{"split", pkg, "-o", out}, flux...)...); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	ns := filepath.Join(pkg, "namespaces.yaml")
+	writeTestFile(t, ns, strings.Replace(readTestFile(t, ns), `shard: "00"`, `shard: "01"`, 1))
+	code, _, stderr := execCLI(t, "", append([]string{"split", pkg, "-o", out}, flux...)...)
+	if code != 0 || !strings.Contains(stderr, "ctx-00 keeps them until they are Current in ctx-01") {
+		t.Fatalf("the hand-off split: exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "ctx-00", "apps", "web.yaml")); err != nil {
+		t.Fatalf("the old copy is gone during the hand-off: %v", err)
+	}
+	_, kptPlan, _ := execCLI(t, "", "plan", pkg, "--previous", out)
+	_, fluxPlan, _ := execCLI(t, "", "plan", pkg, "--previous", out, "--engine", "flux")
+	if !strings.Contains(fluxPlan, "No changes.") || strings.Contains(kptPlan, "No changes.") {
+		t.Errorf("plan --engine flux during a hand-off:\n%s\nplan (kpt), which would prune the old copies:\n%s", fluxPlan, kptPlan)
+	}
+}

@@ -76,12 +76,22 @@ func TestEngineSplitIsKptsWithoutInventory(t *testing.T) {
 			if engineFiles < 2 { // the marker and at least one object file
 				t.Fatalf("%s holds %d files", gitops.Dir, engineFiles)
 			}
+			markerAfterFiles(t, out) // as a later split finds them, the scan trusts the files
 			before := inodes(t, out)
+			delete(before, input.MarkerFile) // OUT_DIR's own marker is rewritten by every split
 			if _, err := splitEngine(t, pkg, out, engine); err != nil {
 				t.Fatal(err)
 			}
-			if after := inodes(t, out); !maps.Equal(before, after) {
-				t.Errorf("a second split rewrote files:\nbefore %v\nafter  %v", before, after)
+			after := inodes(t, out)
+			delete(after, input.MarkerFile)
+			if !maps.Equal(before, after) {
+				var changed []string
+				for k, v := range after {
+					if before[k] != v {
+						changed = append(changed, k)
+					}
+				}
+				t.Errorf("a second split rewrote %v", changed)
 			}
 			mustSplit(t, pkg, out)
 			if back := readTree(t, out); !equalMaps(back, kpt) {

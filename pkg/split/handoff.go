@@ -294,3 +294,14 @@ func (p *Layout) handoffFile() ([]byte, error) {
 	b.WriteString(s)
 	return b.Bytes(), nil
 }
+
+// Kept are the contexts (config indexes, sorted) that keep an old copy of
+// item i while its move hands off.
+func (p *Layout) Kept(i int) []int {
+	var ctxs []int
+	for c := range p.keptIn[i] {
+		ctxs = append(ctxs, c)
+	}
+	sort.Ints(ctxs)
+	return ctxs
+}

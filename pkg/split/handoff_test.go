@@ -88,6 +88,7 @@ func TestMoveHandsOffInTwoSplits(t *testing.T) {
 
 	// Nothing known Current: the next split keeps them, changing no file.
 	held := readTree(t, out)
+	markerAfterFiles(t, out)
 	ino := inodes(t, out)
 	splitHandoff(t, pkg, out, nil)
 	if after := readTree(t, out); !equalMaps(after, held) {
