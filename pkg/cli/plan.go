@@ -145,14 +145,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
 		results = invalid
 	} else {
-		engine, err := gitops.ParseEngine(f.engine)
-		if err != nil {
-			return err
-		}
-		if !engine.Pulls() && f.handoffStatus != "" {
-			return errors.New("--handoff-status is for a GitOps engine: add --engine flux, argocd or configsync")
-		}
-		current, err := handoffStatus(f.handoffStatus)
+		engine, current, err := planEngine(f)
 		if err != nil {
 			return err
 		}
@@ -212,4 +205,17 @@ func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *
 		return nil, nil, nil, err
 	}
 	return out, in, cfg, nil
+}
+
+// planEngine reads --engine and --handoff-status.
+func planEngine(f *planFlags) (gitops.Engine, split.CurrentFunc, error) {
+	engine, err := gitops.ParseEngine(f.engine)
+	if err != nil {
+		return "", nil, err
+	}
+	if !engine.Pulls() && f.handoffStatus != "" {
+		return "", nil, errors.New("--handoff-status is for a GitOps engine: add --engine flux, argocd or configsync")
+	}
+	current, err := handoffStatus(f.handoffStatus)
+	return engine, current, err
 }

@@ -218,24 +218,30 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
+	printWritten(s, f.out, layout, engine, source)
+	return nil
+}
+
+// printWritten says what split wrote.
+func printWritten(s Streams, out string, layout *split.Layout, engine gitops.Engine, source gitops.Source) {
 	for _, pkg := range layout.Packages {
 		if engine.Pulls() {
-			fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, for %s\n", filepath.Join(f.out, pkg.Context), pkg.Resources, engine)
+			fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, for %s\n", filepath.Join(out, pkg.Context), pkg.Resources, engine)
 			continue
 		}
 		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
-			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
+			filepath.Join(out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
 	}
-	if engine.Pulls() {
-		fmt.Fprintf(s.Err, "shard-router: wrote %s: the %s objects for %s, branch %s, path %s\n",
-			filepath.Join(f.out, gitops.Dir), engine, source.URL, source.Branch, source.Path)
-		for _, r := range layout.Results {
-			if r.Severity == framework.Info && strings.HasPrefix(r.Message, split.HandoffDone) {
-				fmt.Fprintf(s.Err, "shard-router: %s\n", r.Message)
-			}
+	if !engine.Pulls() {
+		return
+	}
+	fmt.Fprintf(s.Err, "shard-router: wrote %s: the %s objects for %s, branch %s, path %s\n",
+		filepath.Join(out, gitops.Dir), engine, source.URL, source.Branch, source.Path)
+	for _, r := range layout.Results {
+		if r.Severity == framework.Info && strings.HasPrefix(r.Message, split.HandoffDone) {
+			fmt.Fprintf(s.Err, "shard-router: %s\n", r.Message)
 		}
 	}
-	return nil
 }
 
 // handoffStatus reads --handoff-status: `shard-router status -o json`

@@ -182,27 +182,7 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 			continue
 		}
 		k := input.KeyOf(&p.items[i].Object)
-		var now []string
-		for _, c := range d.Contexts {
-			now = append(now, p.cfg.Names[c])
-		}
-		leaving := map[string]string{} // context -> datastore there
-		if out != nil {
-			// The previous split's directories, whatever the item's own
-			// annotation says: they are what the engines hold.
-			for _, pc := range out.Previous {
-				if ds, held := pc.Held[k]; held && p.cfg.Index(pc.Name) >= 0 && !slices.Contains(now, pc.Name) {
-					leaving[pc.Name] = ds
-				}
-			}
-		}
-		for _, h := range prev[k] {
-			if p.cfg.Index(h.From) >= 0 && !slices.Contains(now, h.From) {
-				if _, ok := leaving[h.From]; !ok {
-					leaving[h.From] = h.DataStore
-				}
-			}
-		}
+		now, leaving := p.leaving(i, k, out, prev[k])
 		from := make([]string, 0, len(leaving))
 		for c := range leaving {
 			from = append(from, c)
@@ -217,30 +197,67 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 				done[c]++
 				continue
 			}
-			ctx := p.cfg.Index(c)
-			p.routed[ctx] = append(p.routed[ctx], i)
-			if p.keptIn == nil {
-				p.keptIn = map[int]map[int]string{}
-			}
-			if p.keptIn[i] == nil {
-				p.keptIn[i] = map[int]string{}
-			}
-			p.keptIn[i][ctx] = h.DataStore
-			p.handoffs = append(p.handoffs, h)
+			p.keep(i, h)
 			kept[c+" -> "+strings.Join(now, ",")]++
 		}
 	}
+	p.reportHandoffs(kept, done)
+	return nil
+}
+
+// keep places item i's old copy in the context it leaves, with its
+// datastore there, and records the pending hand-off.
+func (p *Layout) keep(i int, h Handoff) {
+	ctx := p.cfg.Index(h.From)
+	p.routed[ctx] = append(p.routed[ctx], i)
+	if p.keptIn == nil {
+		p.keptIn = map[int]map[int]string{}
+	}
+	if p.keptIn[i] == nil {
+		p.keptIn[i] = map[int]string{}
+	}
+	p.keptIn[i][ctx] = h.DataStore
+	p.handoffs = append(p.handoffs, h)
+}
+
+// reportHandoffs says, per move, why the old copies stay (kept: "from ->
+// to" to a count), and which contexts finished a hand-off.
+func (p *Layout) reportHandoffs(kept, done map[string]int) {
 	for _, m := range sortedKeys(kept) {
 		from, to, _ := strings.Cut(m, " -> ")
 		p.Results = append(p.Results, &framework.Result{Severity: framework.Warning, File: &framework.File{Path: filepath.Join(gitops.Dir, HandoffFile)},
-			Message: fmt.Sprintf("moving %d object(s) from %s to %s: %s keeps them until they are Current in %s (a pulling engine syncs each cluster on its own; dropping them now could leave zero copies); once they are, split with --handoff-status (shard-router status -o json) to drop them from %s",
+			Message: fmt.Sprintf("moving %d object(s) from %s to %s: %s keeps them until they are Current in %s (a pulling engine syncs each cluster on its own; dropping them now could leave zero copies); once they are, split with --handoff-status FILE (shard-router status -o json, or Flux's Kustomizations as kubectl get -o json writes them) to drop them from %s",
 				kept[m], from, to, from, to, from)})
 	}
 	for _, c := range sortedKeys(done) {
 		p.Results = append(p.Results, &framework.Result{Severity: framework.Info,
 			Message: fmt.Sprintf(HandoffDone+": %d moved object(s) are Current in their new context(s), so %s no longer holds them", done[c], c)})
 	}
-	return nil
+}
+
+// leaving returns the contexts item i now goes to, and those it leaves
+// (to the datastore it has there): whose previous directory held it, or
+// that a pending hand-off names, and that it no longer goes to.
+func (p *Layout) leaving(i int, k input.ObjKey, out *input.OutDir, pending []Handoff) (now []string, leaving map[string]string) {
+	for _, c := range p.out.Routing.Decisions[i].Contexts {
+		now = append(now, p.cfg.Names[c])
+	}
+	leaving = map[string]string{}
+	if out != nil {
+		// The previous split's directories, whatever the item's own
+		// annotation says: they are what the engines hold.
+		for _, pc := range out.Previous {
+			if ds, held := pc.Held[k]; held && p.cfg.Index(pc.Name) >= 0 && !slices.Contains(now, pc.Name) {
+				leaving[pc.Name] = ds
+			}
+		}
+	}
+	for _, h := range pending {
+		if _, ok := leaving[h.From]; !ok && p.cfg.Index(h.From) >= 0 && !slices.Contains(now, h.From) {
+			leaving[h.From] = h.DataStore
+		}
+	}
+	return now, leaving
 }
 
 // allCurrent reports whether the object is Current in every new context.

@@ -175,11 +175,7 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	var refs []v1alpha1.ObjectRef
 	for _, u := range pkg.Objects {
 		r := refOf(u)
-		id := "" // an engine's split: no cli-utils inventory
-		if pkg.Inventory != nil {
-			id = pkg.Inventory.ID()
-		}
-		want[r] = asApplied(u, id)
+		want[r] = asApplied(u, inventoryID(pkg))
 		refs = append(refs, r)
 	}
 	inInventory := map[v1alpha1.ObjectRef]bool{}
@@ -275,6 +271,15 @@ func resourceOf(client dynamic.Interface, batches []*batch) map[v1alpha1.ObjectR
 func refOf(u *unstructured.Unstructured) v1alpha1.ObjectRef {
 	gv, _ := schema.ParseGroupVersion(u.GetAPIVersion())
 	return v1alpha1.ObjectRef{Group: gv.Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+}
+
+// inventoryID is the package's cli-utils inventory id; "" for a split for
+// a GitOps engine, which has none.
+func inventoryID(pkg *cluster.Package) string {
+	if pkg.Inventory == nil {
+		return ""
+	}
+	return pkg.Inventory.ID()
 }
 
 // asApplied returns a copy of u as cli-utils sends it to the cluster:
