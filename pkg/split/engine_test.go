@@ -170,3 +170,18 @@ func TestEngineObjectsNameEachContextDir(t *testing.T) {
 		t.Errorf("%d Kustomizations for %d contexts", len(paths), len(plan.Packages))
 	}
 }
+
+// With kpt, a context may be named like the engine directory: it is that
+// context's package, written and kept like any other.
+func TestKptContextNamedLikeEngineDir(t *testing.T) {
+	pkg, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+	files := basePackage()
+	files["shards.yaml"] = strings.ReplaceAll(files["shards.yaml"], "ctx-b", gitops.Dir)
+	writeTree(t, pkg, files)
+	for range 2 {
+		mustSplit(t, pkg, out)
+		if _, err := os.Stat(filepath.Join(out, gitops.Dir, "apps", "web.yaml")); err != nil {
+			t.Fatalf("the package of context %s: %v", gitops.Dir, err)
+		}
+	}
+}
