@@ -8,7 +8,7 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/shard-router/shard-router/pkg/cli.Version=$(VERSION)
 IMAGE ?= localhost/shard-router:$(VERSION)
 
-.PHONY: help build build-fn test test-slow docs update-kinds e2e tools tools-kpt tools-cluster fmt vet verify clean
+.PHONY: help build build-fn test test-slow docs update-kinds e2e tools tools-kpt tools-cluster tools-flux fmt vet verify clean
 
 help: ## List the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -37,9 +37,12 @@ tools-kpt: ## Build kpt and the kyaml no-op function into .tools/bin
 tools-cluster: ## Build etcd, kube-apiserver and kube-controller-manager into .tools/bin
 	$(MAKE) -C tools cluster BIN=$(TOOLS_BIN)
 
-tools: tools-kpt tools-cluster ## Build every tool the e2e tests need
+tools-flux: ## Build Flux's source-controller and kustomize-controller into .tools/bin (the GitOps e2e)
+	$(MAKE) -C tools flux BIN=$(TOOLS_BIN)
 
-e2e: tools image ## Real kpt over the examples and demo, the podman image, and two real clusters
+tools: tools-kpt tools-cluster tools-flux ## Build every tool the e2e tests need
+
+e2e: tools image ## Real kpt over the examples and demo, the podman image, two real clusters, and a real Flux
 	go test -tags e2e -count=1 -timeout 40m ./test/e2e/...
 
 fmt: ## Format the code

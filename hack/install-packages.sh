@@ -7,9 +7,10 @@
 #   strace        TestFunctionModeTouchesNoFiles (make test-slow)
 #   chromium      TestHTMLPagesInChromium (make e2e): the -o html pages in a
 #                 real, headless browser
+#   git           TestFlux serves the split with git http-backend
 set -euo pipefail
 
-packages=(podman runc strace chromium)
+packages=(podman runc strace chromium git)
 
 missing=()
 for p in "${packages[@]}"; do

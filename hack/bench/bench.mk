@@ -10,7 +10,8 @@ bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decodi
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
 	go test -run '^$$' -bench 'BenchmarkItemDecode' -benchtime 2000x ./internal/yamlio/
 	go test -run '^$$' -bench 'BenchmarkRun' -benchtime 3x ./internal/yamlio/
-	go test -run '^$$' -bench 'BenchmarkSplit' -benchtime 2x ./pkg/split/
+	go test -run '^$$' -bench 'BenchmarkSplit$$' -benchtime 2x ./pkg/split/
+	go test -run '^$$' -bench 'BenchmarkSplitEngine' -benchtime 1x -timeout 30m ./pkg/split/ # each engine against kpt, at most 1.05 (issue 29)
 	go test -run '^$$' -bench 'BenchmarkSplitAgain' -benchtime 2x ./pkg/plan/ # again/fresh, at most 1.3 (issue 19)
 
 bench-process: $(TOOLS_BIN)/kyaml-noop ## Whole-process wall time and peak RSS vs the kyaml no-op

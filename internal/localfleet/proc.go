@@ -122,6 +122,9 @@ func (p *Proc) Kill() { _ = syscall.Kill(-p.Cmd.Process.Pid, syscall.SIGKILL) }
 // Exited is closed once the process has exited.
 func (p *Proc) Exited() <-chan struct{} { return p.exited }
 
+// Err is how the process ended; read it only once Exited is closed.
+func (p *Proc) Err() error { return p.err }
+
 // Stop terminates the process group: SIGTERM, then SIGKILL after
 // StopGrace. It is idempotent.
 func (p *Proc) Stop() {

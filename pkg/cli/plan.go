@@ -10,6 +10,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
@@ -33,6 +34,9 @@ type planFlags struct {
 	detailedExitCode bool
 	// allowMassPrune turns the mass-deletion guard into a warning.
 	allowMassPrune bool
+	// engine and handoffStatus are split's: a move handed off keeps the
+	// old copies, which plan then does not count as pruned.
+	engine, handoffStatus string
 }
 
 var planFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
@@ -121,6 +125,8 @@ func newPlanCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "add a unified diff (YAML, as split writes it) of every update")
 	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes and no errors (0: no changes, 1: errors)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
+	cmd.Flags().StringVar(&f.engine, "engine", string(gitops.Kpt), "as split's --engine: with flux, argocd or configsync the contexts hold no Kptfile nor ResourceGroup, and a move hands off (the old copies stay until --handoff-status shows the new ones Current)")
+	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "as split's --handoff-status (with --engine flux|argocd|configsync)")
 	return cmd
 }
 
@@ -149,7 +155,12 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if cfg, invalid := function.LoadConfig(node); len(invalid) > 0 {
 		results = invalid
 	} else {
-		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
+		engine, current, err := planEngine(f)
+		if err != nil {
+			return err
+		}
+		// The engine's own objects are not compared: plan needs no repository.
+		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Current: current}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
 		var layout *split.Layout
 		meter.Phase("routing %d objects, comparing %d contexts", in.Len(), len(cfg.Config.Names))
 		if doc, layout, err = plan.Preview(in, cfg, opts); err != nil {
@@ -207,4 +218,17 @@ func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *
 		return nil, nil, nil, err
 	}
 	return out, in, cfg, nil
+}
+
+// planEngine reads --engine and --handoff-status.
+func planEngine(f *planFlags) (gitops.Engine, split.CurrentFunc, error) {
+	engine, err := gitops.ParseEngine(f.engine)
+	if err != nil {
+		return "", nil, err
+	}
+	if !engine.Pulls() && f.handoffStatus != "" {
+		return "", nil, errors.New("--handoff-status is for a GitOps engine: add --engine flux, argocd or configsync")
+	}
+	current, err := handoffStatus(f.handoffStatus)
+	return engine, current, err
 }

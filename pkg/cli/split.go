@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +13,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/progress"
@@ -33,6 +36,13 @@ type splitFlags struct {
 	name string
 	// allowMassPrune turns the mass-deletion guard into a warning.
 	allowMassPrune bool
+	// engine is who applies the context directories; gitops is the
+	// repository a pulling engine reads (over spec.gitops).
+	engine string
+	gitops gitops.Source
+	// handoffStatus is `shard-router status -o json` output: the moved
+	// objects it shows Current in their new contexts are handed off.
+	handoffStatus string
 }
 
 const splitLong = `split routes a kpt package exactly as the function does and writes
@@ -40,7 +50,7 @@ OUT_DIR/<context>/ for every context of the config: the context's resources at
 their paths in the package (a resource that goes to several contexts is copied
 into each, naming that context alone), a Kptfile, an inventory ResourceGroup
 (resourcegroup.yaml, as kpt live init writes it), so that kpt live apply needs
-no other step, and a record of the context's --etcd-servers-overrides
+no other step (with --engine kpt, the default), and a record of the context's --etcd-servers-overrides
 (shard-router-etcd-overrides.yaml, local config that kpt never applies) that
 the next split and plan compare with.
 
@@ -70,6 +80,27 @@ non-empty directory it did not create. While it writes, split holds a lock on
 OUT_DIR (a flock on OUT_DIR/` + input.LockFile + `, local to this machine): a
 second split -o or apply --out on the same directory fails at once, naming the
 holder's pid.
+
+With --engine flux, argocd or configsync, each OUT_DIR/<context>/ holds only
+what that engine applies to that cluster (no Kptfile, no ResourceGroup; the
+overrides record stays, local config that the engine skips), and split also
+writes the engine's own objects, generated from the ShardConfig, to
+OUT_DIR/` + gitops.Dir + `/: for flux a GitRepository and one Kustomization per context,
+both for one management cluster (flux/management.yaml, each context reached
+through its kubeconfig Secret, the waves of spec.rollout as dependsOn) and for
+one Flux in each cluster (flux/clusters/<context>.yaml); for argocd one
+ApplicationSet (one Application per context, destination.name = the context,
+spec.rollout's waves as RollingSync steps); for configsync one RootSync per
+cluster (Config Sync cannot order waves). The repository is --gitops-url,
+--gitops-branch (default main) and --gitops-path (OUT_DIR's path in the
+repository, default: found from the .git above OUT_DIR), else spec.gitops.
+A move hands off in two splits: the first keeps the moving objects in the old
+context's directory as well as the new one's and records the pending hand-off
+(OUT_DIR/` + gitops.Dir + `/` + split.HandoffFile + `, local config); every split keeps them, and
+says why, until --handoff-status FILE shows the new copies Current: the output
+of shard-router status -o json, or Flux's Kustomizations as kubectl get -o json
+writes them (the new context's Kustomization Ready at the revision it
+attempted, its inventory holding the object). See docs/guides/gitops.md.
 
 With --context NAME, split writes that context's resources and its inventory
 to stdout as one YAML stream instead, and writes no files. kpt live apply
@@ -107,6 +138,11 @@ func newSplitCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.context, "context", "", "write only this context's package, as a YAML stream on stdout (needs --previous)")
 	cmd.Flags().StringVar(&f.previous, "previous", "", "with --context: the previous split's output directory OUT_DIR, read only (must exist; empty for a first apply)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning (as spec.allowMassPrune)")
+	cmd.Flags().StringVar(&f.engine, "engine", string(gitops.Kpt), "who applies each context directory: kpt (Kptfile and ResourceGroup), flux, argocd or configsync (the engine's own objects in OUT_DIR/"+gitops.Dir+")")
+	cmd.Flags().StringVar(&f.gitops.URL, "gitops-url", "", "with --engine flux|argocd|configsync: the git repository's http(s):// or ssh:// URL (default: spec.gitops.url)")
+	cmd.Flags().StringVar(&f.gitops.Branch, "gitops-branch", "", "with --engine flux|argocd|configsync: the branch the engine follows (default: spec.gitops.branch, else main)")
+	cmd.Flags().StringVar(&f.gitops.Path, "gitops-path", "", "with --engine flux|argocd|configsync: OUT_DIR's path in the repository (default: spec.gitops.path, else found from the .git above OUT_DIR)")
+	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "with --engine flux|argocd|configsync: a FILE that shows which moved objects are Current in their new contexts, so that they leave the old context's directory: shard-router status -o json, or Flux's Kustomizations (kubectl get kustomizations -o json)")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories; default: the input's Kptfile name, else the directory name")
 	return cmd
 }
@@ -158,7 +194,15 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context != "" && cfg.Config.Index(f.context) < 0 {
 		return unknownContext(f.context, cfg.Config.Names)
 	}
-	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune}
+	engine, source, err := splitEngine(f, cfg)
+	if err != nil {
+		return err
+	}
+	current, err := handoffStatus(f.handoffStatus)
+	if err != nil {
+		return err
+	}
+	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Source: source, Current: current}, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
 		meter.Phase("routing %d objects", in.Len())
 		layout, err := plan.Build(in, cfg, opts)
@@ -183,11 +227,83 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
-	for _, pkg := range layout.Packages {
-		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
-			filepath.Join(f.out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
-	}
+	printWritten(s, f.out, layout, engine, source)
 	return nil
+}
+
+// printWritten says what split wrote.
+func printWritten(s Streams, out string, layout *split.Layout, engine gitops.Engine, source gitops.Source) {
+	for _, pkg := range layout.Packages {
+		if engine.Pulls() {
+			fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, for %s\n", filepath.Join(out, pkg.Context), pkg.Resources, engine)
+			continue
+		}
+		fmt.Fprintf(s.Err, "shard-router: wrote %s: %d resources, inventory %s/%s (id %s)\n",
+			filepath.Join(out, pkg.Context), pkg.Resources, pkg.Inventory.Namespace, pkg.Inventory.Name, pkg.Inventory.ID)
+	}
+	if !engine.Pulls() {
+		return
+	}
+	fmt.Fprintf(s.Err, "shard-router: wrote %s: the %s objects for %s, branch %s, path %s\n",
+		filepath.Join(out, gitops.Dir), engine, source.URL, source.Branch, source.Path)
+	for _, r := range layout.Results {
+		if r.Severity == framework.Info && strings.HasPrefix(r.Message, split.HandoffDone) {
+			fmt.Fprintf(s.Err, "shard-router: %s\n", r.Message)
+		}
+	}
+}
+
+// handoffStatus reads --handoff-status: `shard-router status -o json`
+// (a FleetStatus), or Flux's Kustomizations as `kubectl get
+// kustomizations -o json` writes them (a List).
+func handoffStatus(file string) (split.CurrentFunc, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--handoff-status: %w", err)
+	}
+	var head struct {
+		Kind  string                `json:"kind"`
+		Items []split.Kustomization `json:"items"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("--handoff-status %s: not JSON: %w", file, err)
+	}
+	switch head.Kind {
+	case v1alpha1.FleetStatusKind:
+		var st v1alpha1.FleetStatus
+		if err := json.Unmarshal(data, &st); err != nil {
+			return nil, fmt.Errorf("--handoff-status %s: %w", file, err)
+		}
+		return split.CurrentIn(&st), nil
+	case "List", "KustomizationList":
+		return split.CurrentInFlux(head.Items), nil
+	}
+	return nil, fmt.Errorf("--handoff-status %s: kind %q: want a %s (shard-router status -o json) or a List of Flux Kustomizations (kubectl get kustomizations -o json)", file, head.Kind, v1alpha1.FleetStatusKind)
+}
+
+// splitEngine reads --engine and the repository of a pulling engine.
+func splitEngine(f *splitFlags, cfg *function.Engine) (gitops.Engine, gitops.Source, error) {
+	engine, err := gitops.ParseEngine(f.engine)
+	if err != nil {
+		return "", gitops.Source{}, err
+	}
+	if !engine.Pulls() {
+		if f.gitops != (gitops.Source{}) || f.handoffStatus != "" {
+			return "", gitops.Source{}, errors.New("--gitops-url, --gitops-branch, --gitops-path and --handoff-status are for a GitOps engine: add --engine flux, argocd or configsync")
+		}
+		return engine, gitops.Source{}, nil
+	}
+	if f.context != "" {
+		return "", gitops.Source{}, fmt.Errorf("--engine %s is for the directory form (-o OUT_DIR): the engine pulls the directories from git, not a stream", engine)
+	}
+	source, err := gitops.Resolve(f.gitops, cfg.Config.Source.Spec.GitOps, f.out)
+	if err != nil {
+		return "", gitops.Source{}, fmt.Errorf("split --engine %s: %w", engine, err)
+	}
+	return engine, source, nil
 }
 
 // splitResults prints the layout's results, and fails on an error.

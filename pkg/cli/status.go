@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/status"
 	"github.com/shard-router/shard-router/pkg/output"
 )
@@ -28,6 +29,8 @@ type statusFlags struct {
 	timeout time.Duration
 	// parallel is how many contexts are read at once.
 	parallel int
+	// fluxContext is the cluster that holds the Flux Kustomizations.
+	fluxContext string
 }
 
 var statusFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
@@ -53,6 +56,12 @@ the same name, and reports per object:
 
 and per context whether it was reachable and its inventory found (or
 missing: never applied, or deleted).
+
+For a split for Flux (split --engine flux, found by OUT_DIR/_gitops), each
+context also shows its Kustomization's Ready condition and the revision it
+last applied, read from --flux-context (the management cluster) or each
+context's own cluster, and the Kustomization's inventory stands for the
+ResourceGroup: an object is applied when Flux's inventory holds it.
 
 Contexts are read in parallel (--parallel), each bounded by --timeout;
 objects are read with one list per kind and namespace (a get each when
@@ -98,6 +107,7 @@ func newStatusCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when anything is drifted, missing, extra or not Current (0: in sync, 1: unreachable or error)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", status.DefaultTimeout, "how long each context may take")
 	cmd.Flags().IntVar(&f.parallel, "parallel", status.DefaultParallel, "how many contexts are read at once")
+	cmd.Flags().StringVar(&f.fluxContext, "flux-context", "", "for a split for Flux (split --engine flux): the kube context of the management cluster that holds the Kustomizations; default: each context's own cluster")
 	return cmd
 }
 
@@ -109,13 +119,13 @@ func runStatus(ctx context.Context, s Streams, f *statusFlags, outDir string) er
 		ctx = context.Background()
 	}
 	doc, err := status.Run(ctx, status.Options{OutDir: outDir, Kubeconfig: f.kubeconfig, Contexts: f.contexts,
-		Timeout: f.timeout, Parallel: f.parallel})
+		Timeout: f.timeout, Parallel: f.parallel, FluxContext: f.fluxContext})
 	if err != nil {
 		return err
 	}
 	p := output.Printer{Formats: statusFormats, Text: map[string]output.Renderer{
-		"table":     func(w io.Writer) error { return output.RenderStatusTable(w, doc) },
-		"markdown":  func(w io.Writer) error { return output.RenderStatusMarkdown(w, doc) },
+		"table":     func(w io.Writer) error { return withEngine(w, doc, "", output.RenderStatusTable) },
+		"markdown":  func(w io.Writer) error { return withEngine(w, doc, "- ", output.RenderStatusMarkdown) },
 		output.HTML: func(w io.Writer) error { return output.RenderStatusHTML(w, doc) },
 	}}
 	if err := p.Print(s.Out, f.output, doc); err != nil {
@@ -139,6 +149,34 @@ func runStatus(ctx context.Context, s Streams, f *statusFlags, outDir string) er
 
 // contextError is a failed context's error, or a note that some of its
 // objects could not be read.
+// withEngine renders doc, then a line per context with the GitOps
+// engine's own status of its sync (a split for Flux).
+func withEngine(w io.Writer, doc *v1alpha1.FleetStatus, bullet string, render func(io.Writer, *v1alpha1.FleetStatus) error) error {
+	if err := render(w, doc); err != nil {
+		return err
+	}
+	for _, c := range doc.Contexts {
+		if e := c.Engine; e != nil {
+			ready := e.Ready
+			if ready == "" {
+				ready = "missing"
+			}
+			fmt.Fprintf(w, "%s%s: %s %s %s/%s Ready=%s", bullet, c.Name, e.Engine, e.Kind, e.Namespace, e.Name, ready)
+			if e.Reason != "" {
+				fmt.Fprintf(w, " (%s)", e.Reason)
+			}
+			if e.Revision != "" {
+				fmt.Fprintf(w, " at %s", e.Revision)
+			}
+			if e.Ready != "True" && e.Message != "" {
+				fmt.Fprintf(w, ": %s", e.Message)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	return nil
+}
+
 func contextError(msg string) string {
 	if msg == "" {
 		return "some objects could not be read (see their error)"

@@ -680,3 +680,22 @@ func (d *OutDir) ParseAllScanned() error {
 	}
 	return nil
 }
+
+// ReadOwnDir checks a directory that split writes beside the contexts
+// (such as the GitOps engine's): it exists or not, and when it does its
+// marker names it (name) and it holds only the files the marker lists,
+// which it returns.
+func ReadOwnDir(dir, shown, name string) (files []string, exists bool, err error) {
+	info, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !info.IsDir() {
+		return nil, true, fmt.Errorf("%s is not a directory (a symlink?): split writes a directory there and will not replace anything else", shown)
+	}
+	files, _, err = checkContextDir(dir, shown, name)
+	return files, true, err
+}

@@ -87,6 +87,11 @@ func (pv *comparison) place() {
 		switch {
 		case d.Routed():
 			pv.contexts[i] = d.Contexts
+			if kept := pv.l.Kept(i); kept != nil {
+				// A move handing off: the old contexts keep their copies.
+				pv.contexts[i] = append(slices.Clone(d.Contexts), kept...)
+				slices.Sort(pv.contexts[i])
+			}
 		case d.Reason == route.Failed && d.Refused != nil:
 			pv.contexts[i] = d.Refused
 		case d.Reason == route.Failed && pv.items[i].Name != "":

@@ -28,6 +28,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
@@ -39,6 +40,15 @@ type Options struct {
 	// Out is the output directory; its previous split counts as the old
 	// placement of resources. Nil when there is none.
 	Out *input.OutDir
+	// Engine is who applies the context directories (default kpt: each gets
+	// a Kptfile and an inventory ResourceGroup).
+	Engine gitops.Engine
+	// Source is the repository a pulling engine reads, resolved.
+	// With a pulling engine, Current says which moved objects are Current
+	// in their new contexts, so that the old copies may go (handoff.go);
+	// nil: none is known to be.
+	Source  gitops.Source
+	Current CurrentFunc
 }
 
 // Layout is the input laid out as one package per context, ready to be
@@ -68,6 +78,15 @@ type Layout struct {
 	name   string
 	invs   []v1alpha1.Inventory
 	routed [][]int
+	// engine applies the packages; engineFiles are its own objects, for
+	// gitops.Dir (none for kpt).
+	engine      gitops.Engine
+	source      gitops.Source
+	engineFiles []gitops.File
+	// keptIn[i][ctx] is the datastore of item i's copy that context ctx
+	// keeps while a move hands off; handoffs are the pending hand-offs.
+	keptIn   map[int]map[int]string
+	handoffs []Handoff
 }
 
 // Package is one context's package.
@@ -119,7 +138,7 @@ func (p *Layout) Package(ctx string) (*Package, bool) {
 // silently move. The returned error is for failures that are not the
 // input's fault; the input's problems are error results.
 func Route(in *input.Input, cfg *function.Engine, opts Options) (*Layout, error) {
-	layout := &Layout{in: in, cfg: cfg.Config, name: opts.PackageName}
+	layout := &Layout{in: in, cfg: cfg.Config, name: opts.PackageName, engine: opts.Engine, source: opts.Source}
 	if layout.name == "" {
 		layout.name = in.PackageName()
 	}
@@ -156,6 +175,11 @@ func Route(in *input.Input, cfg *function.Engine, opts Options) (*Layout, error)
 			layout.routed[ctx] = append(layout.routed[ctx], i)
 		}
 	}
+	if layout.engine.Pulls() {
+		if err := layout.handOff(opts.Out, opts.Current); err != nil {
+			return nil, err
+		}
+	}
 	return layout, nil
 }
 
@@ -176,9 +200,10 @@ func (p *Layout) Lay() error {
 	}
 	if p.Results.ExitCode() != 0 {
 		p.Packages = nil
+		return nil
 	}
 	p.share()
-	return nil
+	return p.layEngine()
 }
 
 // Placed reports whether Route got to placing the resources in their
@@ -227,12 +252,17 @@ func (p *Layout) prepare(i, ctx int) (*yaml.RNode, error) {
 	return n, nil
 }
 
-// storeIn is routed item i's datastore in context ctx (Outcome.StoreIn).
+// storeIn is routed item i's datastore in context ctx (Outcome.StoreIn),
+// or that of the old copy ctx keeps while a move hands off (handoff.go).
 func (p *Layout) storeIn(i, ctx int) (string, bool) {
 	if p.out == nil {
 		return "", false
 	}
-	return p.out.StoreIn(i, ctx)
+	if ds, ok := p.out.StoreIn(i, ctx); ok {
+		return ds, true
+	}
+	ds, ok := p.keptIn[i][ctx]
+	return ds, ok
 }
 
 // describe names resource i and its file for messages.
@@ -322,6 +352,9 @@ func (p *Layout) inventories(pkgName string, cfg *config.Config) []v1alpha1.Inve
 	byID := map[string]int{}
 	for i, c := range contexts {
 		invs[i] = InventoryFor(pkgName, c)
+		if p.engine.Pulls() && c.Name == gitops.Dir {
+			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: with --engine %s, split writes the engine's own objects to the directory %s: rename the context", c.Name, p.engine, gitops.Dir)
+		}
 		if strings.HasPrefix(c.Name, input.MarkerFile) {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, input.MarkerFile)
 		}
@@ -433,17 +466,21 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 		pkg.files = append(pkg.files, f)
 		start = end
 	}
-	kf, err := kptfile(inv.Name, pkgName, ctx)
-	if err != nil {
-		return nil, err
+	if !p.engine.Pulls() {
+		// kpt live apply's own files; a pulling engine would apply the
+		// ResourceGroup as an object of the cluster.
+		kf, err := kptfile(inv.Name, pkgName, ctx)
+		if err != nil {
+			return nil, err
+		}
+		rg, err := resourceGroup(inv)
+		if err != nil {
+			return nil, err
+		}
+		pkg.rg = rg
+		pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: input.RGFile, data: rg})
 	}
-	rg, err := resourceGroup(inv)
-	if err != nil {
-		return nil, err
-	}
-	pkg.rg = rg
-	pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: input.RGFile, data: rg},
-		plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
+	pkg.files = append(pkg.files, plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })
 	for i := 1; i < len(pkg.files); i++ {
 		if a, b := pkg.files[i-1].path, pkg.files[i].path; strings.HasPrefix(b, a+"/") {

@@ -81,7 +81,7 @@ func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*
 	}
 	o := Options{Out: od}
 	if opts != nil {
-		o.PackageName = opts.PackageName
+		o.PackageName, o.Engine, o.Source = opts.PackageName, opts.Engine, opts.Source
 	}
 	plan, err := Route(in, cfg, o)
 	if err == nil {

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
 )
 
@@ -82,6 +83,14 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := checkTargets(d, plan, previous); err != nil {
 		return err
 	}
+	// A kpt split may have a context named like the engine directory: then
+	// that directory is the context's, and no engine directory is written.
+	engineDir := !slices.Contains(previous, gitops.Dir) && !slices.ContainsFunc(plan.Packages, func(p *Package) bool { return p.Context == gitops.Dir })
+	if engineDir {
+		if err := checkEngineDir(d); err != nil {
+			return err
+		}
+	}
 	if err := openForWrite(d); err != nil {
 		return err
 	}
@@ -113,7 +122,13 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if beforeSwap != nil {
 		beforeSwap()
 	}
-	return swapAll(d, plan, previous, staged, old, keep)
+	if err := swapAll(d, plan, previous, staged, old, keep); err != nil {
+		return err
+	}
+	if !engineDir {
+		return nil
+	}
+	return writeEngineDir(d, plan.engineFiles, staged, old)
 }
 
 // beforeSwap, set by tests only, runs between staging and swapping.

@@ -29,7 +29,28 @@ type ContextStatus struct {
 	// every object was read.
 	Error     string         `json:"error"`
 	Inventory InventoryState `json:"inventory"`
-	Objects   []ObjectStatus `json:"objects"`
+	// Engine is the GitOps engine's own status of the context's sync, for a
+	// split for an engine (split --engine flux); then Inventory is the
+	// engine's (the Flux Kustomization's inventory).
+	Engine  *EngineStatus  `json:"engine,omitempty"`
+	Objects []ObjectStatus `json:"objects"`
+}
+
+// EngineStatus is a GitOps engine's status of one context's sync.
+type EngineStatus struct {
+	// Engine is flux.
+	Engine string `json:"engine"`
+	// Kind, Namespace and Name name the engine's object (a Kustomization).
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Ready is its Ready condition: True, False or Unknown ("" when it has
+	// none or the object is missing).
+	Ready   string `json:"ready"`
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Revision is the source revision it last applied.
+	Revision string `json:"revision,omitempty"`
 }
 
 // InventoryState is the context's live ResourceGroup: the one its package
@@ -137,7 +158,7 @@ func (c ContextStatus) Failed() bool {
 // InSync reports whether the context is reachable, its inventory found,
 // and every object applied, Current and without drift.
 func (c ContextStatus) InSync() bool {
-	if c.Failed() || c.Inventory.State != InventoryFound {
+	if c.Failed() || c.Inventory.State != InventoryFound || (c.Engine != nil && c.Engine.Ready != "True") {
 		return false
 	}
 	for _, o := range c.Objects {

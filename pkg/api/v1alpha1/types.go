@@ -57,6 +57,9 @@ type ShardConfigSpec struct {
 	// Rollout orders the contexts into waves for apply; without it every
 	// context is one wave.
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// GitOps names the git repository a GitOps engine pulls the split from
+	// (split --engine flux|argocd|configsync).
+	GitOps *GitOps `json:"gitops,omitempty"`
 }
 
 // PruneGuard refuses a split that would prune all of one context's objects,

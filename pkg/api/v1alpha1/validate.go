@@ -28,6 +28,9 @@ func (c *ShardConfig) Validate() field.ErrorList {
 	}
 	errs = append(errs, c.validatePlacementAndBudgets()...)
 	errs = append(errs, c.validateRollout()...)
+	if g := c.Spec.GitOps; g != nil {
+		errs = append(errs, g.Validate(spec.Child("gitops"))...)
+	}
 	if g := c.Spec.PruneGuard; g != nil {
 		errs = append(errs, validatePruneGuard(g, spec.Child("pruneGuard"))...)
 	}

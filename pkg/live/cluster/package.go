@@ -216,3 +216,35 @@ func toObject(n *yaml.RNode) (*unstructured.Unstructured, error) {
 	}
 	return &unstructured.Unstructured{Object: m}, nil
 }
+
+// ReadObjects reads the objects of a package that has no kpt inventory (a
+// split for a GitOps engine), as ReadPackage reads them; Inventory is nil.
+func ReadObjects(f cmdutil.Factory, context, dir string) (*Package, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	nodes, err := (&kio.LocalPackageReader{PackagePath: abs, WrapBareSeqNode: true}).Read()
+	if err != nil {
+		return nil, fmt.Errorf("context %q: reading package %s: %w", context, dir, err)
+	}
+	ns, enforce, err := f.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, err
+	}
+	mapper, err := f.ToRESTMapper()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := toObjects(nodes)
+	if err == nil {
+		err = manifestreader.SetNamespaces(MemoMapper(mapper), objs, ns, enforce)
+	}
+	if err == nil {
+		objs, err = live.Flatten(objs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("context %q: reading package %s: %w", context, dir, err)
+	}
+	return &Package{Context: context, Dir: dir, Objects: objs}, nil
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -24,6 +25,9 @@ type fleet struct {
 	// names are the contexts to read, in order.
 	names []string
 	kc    *cluster.Kubeconfig
+	// flux maps each context to its Kustomization when OUT_DIR is a split
+	// for Flux (engine.go); nil otherwise.
+	flux map[string]types.NamespacedName
 }
 
 // openFleet reads OUT_DIR's contexts, checks that each of names (default:
@@ -49,7 +53,11 @@ func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fleet{outDir: outDir, names: names, kc: kc}, nil
+	flux, err := fluxTargets(outDir)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux}, nil
 }
 
 // conn is one context: its client factory (built as kpt builds its own),

@@ -47,6 +47,10 @@ type Options struct {
 	Parallel int
 	// FieldManager is the field manager of the dry-run apply.
 	FieldManager string
+	// FluxContext is the kube context of the cluster that holds the Flux
+	// Kustomizations of a split for Flux (the management cluster); ""
+	// reads each context's own (one Flux per cluster).
+	FluxContext string
 }
 
 func (o *Options) setDefaults() {
@@ -116,13 +120,28 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		return st
 	}
 	st.Reachable = true
-	pkg, err := cluster.ReadPackage(c.factory, c.name, c.dir)
+	var pkg *cluster.Package
+	if fl.flux != nil {
+		pkg, err = cluster.ReadObjects(c.factory, c.name, c.dir)
+	} else {
+		pkg, err = cluster.ReadPackage(c.factory, c.name, c.dir)
+	}
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
-	st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
-	inv, found, err := c.readInventory(pkg)
+	var inv []v1alpha1.ObjectRef
+	var found bool
+	if fl.flux != nil {
+		// The engine's object holds the context's inventory.
+		st.Engine, inv, found, err = fl.readKustomization(ctx, name, opts.FluxContext)
+		if st.Engine != nil {
+			st.Inventory.Namespace, st.Inventory.Name = st.Engine.Namespace, st.Engine.Name
+		}
+	} else {
+		st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
+		inv, found, err = c.readInventory(pkg)
+	}
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
@@ -156,7 +175,7 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	var refs []v1alpha1.ObjectRef
 	for _, u := range pkg.Objects {
 		r := refOf(u)
-		want[r] = asApplied(u, pkg.Inventory.ID())
+		want[r] = asApplied(u, inventoryID(pkg))
 		refs = append(refs, r)
 	}
 	inInventory := map[v1alpha1.ObjectRef]bool{}
@@ -254,6 +273,15 @@ func refOf(u *unstructured.Unstructured) v1alpha1.ObjectRef {
 	return v1alpha1.ObjectRef{Group: gv.Group, Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
 }
 
+// inventoryID is the package's cli-utils inventory id; "" for a split for
+// a GitOps engine, which has none.
+func inventoryID(pkg *cluster.Package) string {
+	if pkg.Inventory == nil {
+		return ""
+	}
+	return pkg.Inventory.ID()
+}
+
 // asApplied returns a copy of u as cli-utils sends it to the cluster:
 // without kyaml's path and index annotations (kpt's reader adds them), and
 // with the owning-inventory annotation.
@@ -264,7 +292,9 @@ func asApplied(u *unstructured.Unstructured, inventoryID string) *unstructured.U
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[owningInventoryAnnotation] = inventoryID
+	if inventoryID != "" {
+		ann[owningInventoryAnnotation] = inventoryID
+	}
 	u.SetAnnotations(ann)
 	return u
 }
