@@ -31,6 +31,7 @@ type applyFlags struct {
 	dryRun           bool
 	allowMassPrune   bool
 	output           string
+	untilWave        string
 }
 
 var applyFormats = []string{"text", output.JSON}
@@ -68,8 +69,22 @@ report lists the objects held in both, and the run exits 1; a rerun picks the
 handoff up from OUT_DIR and the live inventories. Data in volumes does not move
 with the objects.
 
+With spec.rollout, the contexts are applied wave by wave, in the order of
+spec.rollout.waves: a wave starts only once every context of the wave before
+it is Applied or Unchanged, Current, and stayed Current (kstatus, read every
+second) for that wave's bakeTime; an object that leaves Current during the
+bake fails its context. When more of a wave's contexts fail than maxFailures
+allows, the rollout halts: the later waves are Skipped and their clusters get
+no write request. A wave's maxParallel bounds its contexts at once (default
+--parallel). --until-wave NAME stops once that wave has baked (exit 0, the
+report says paused, the later waves Pending): a manual approval gate; the next
+apply resumes, its contexts already holding the new package Unchanged. A move
+into a later wave's context keeps the old copy until that wave has the new one
+Current.
+
 --dry-run asks every cluster for a server-side dry run and changes no cluster
-and no file. Progress goes to stderr, one line per step and context; the report
+and no file; with spec.rollout it goes through the waves in order, without
+bakes or halts, and says what each would do. Progress goes to stderr, one line per step and context; the report
 (text, or -o json: an ApplyReport, apiVersion shardrouter.dev/v1alpha1) to
 stdout. Exit status: 0 when every context is Applied, Unchanged or Skipped
 (left the config), 1 otherwise.`
@@ -81,13 +96,17 @@ const applyExample = `  # Plan in the pull request, apply to roll out.
   # Check every cluster accepts the change, without changing anything.
   shard-router apply my-pkg --out out --dry-run
 
+  # A rollout with a manual gate: the canary wave first, the rest after approval.
+  shard-router apply my-pkg --out out --until-wave canary
+  shard-router apply my-pkg --out out
+
   # A CI job: two clusters at a time, a report for the logs.
   shard-router apply my-pkg --out out --parallel 2 --reconcile-timeout 10m -o json > apply.json`
 
 func newApplyCommand(s Streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [-o text|json]",
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [-o text|json]",
 		Short:   "Apply every context package to its cluster, with kpt's own live library",
 		Long:    applyLong,
 		Example: applyExample,
@@ -108,6 +127,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().DurationVar(&f.reconcileTimeout, "reconcile-timeout", apply.DefaultReconcileTimeout, "how long each context waits for its objects to be Current and its pruned objects gone")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "ask every cluster for a server-side dry run; change no cluster and no file")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
+	cmd.Flags().StringVar(&f.untilWave, "until-wave", "", "with spec.rollout: stop once this wave has baked (exit 0, the later waves Pending); the next apply resumes")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	return cmd
 }
@@ -143,7 +163,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	report, err := apply.Run(ctx, in, cfg, apply.Options{
 		Plan:       plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune},
 		Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
-		DryRun: f.dryRun, Progress: prefixed{s.Err},
+		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave,
 	})
 	if err != nil && !errors.Is(err, apply.ErrRefused) {
 		return err

@@ -22,7 +22,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -54,6 +53,9 @@ type Options struct {
 	DryRun bool
 	// Progress receives one line per step of each context; nil: none.
 	Progress io.Writer
+	// UntilWave, with spec.rollout, stops the run once that wave has
+	// baked: the later waves are Pending (ApplyReport.Paused).
+	UntilWave string
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -89,14 +91,16 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		return r.report, err
 	}
 	defer r.staged.Close()
+	if err := r.buildWaves(); err != nil {
+		return r.report, err
+	}
 	r.prepareAll(ctx, kc)
 	if r.refuse() {
 		return r.report, ErrRefused
 	}
-	r.phase(ctx, r.firstPhase)
-	r.phase(ctx, r.secondPhase)
+	r.runWaves(ctx)
 	r.heldInBoth()
-	if !opts.DryRun && !r.report.Failed() {
+	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {
 			return r.report, err
 		}
@@ -116,6 +120,10 @@ type run struct {
 	staged    *split.Staged
 	// targets are the contexts of the config, in config order.
 	targets []*target
+	// waves are the rollout's waves (one without spec.rollout); paused is
+	// set once --until-wave's wave has baked.
+	waves  []*wave
+	paused bool
 }
 
 // outDir is OUT_DIR, what each context last received.
@@ -188,21 +196,6 @@ func (r *run) skipAll(why string) {
 	for _, c := range r.splitPlan.Contexts {
 		r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped, Error: why})
 	}
-}
-
-// phase runs step on every context, --parallel at a time.
-func (r *run) phase(ctx context.Context, step func(context.Context, *target)) {
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
-	for _, t := range r.targets {
-		g.Go(func() error {
-			step(ctx, t)
-			return nil
-		})
-	}
-	_ = g.Wait()
 }
 
 // finishReport lists the contexts in config order, then the dropped ones.

@@ -44,7 +44,13 @@ type target struct {
 	// firstDone is set once its first apply succeeded and reconciled.
 	firstDone bool
 	done      bool
-	report    v1alpha1.ContextApply
+	// pruneTried is set once its second phase ran; pendingHandoff when a
+	// paused run leaves its handoffs to a later wave's contexts.
+	pruneTried     bool
+	pendingHandoff bool
+	// wave is the rollout wave it belongs to.
+	wave   *wave
+	report v1alpha1.ContextApply
 }
 
 // fail records that the context failed.
