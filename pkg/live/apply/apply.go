@@ -56,6 +56,8 @@ type Options struct {
 	// UntilWave, with spec.rollout, stops the run once that wave has
 	// baked: the later waves are Pending (ApplyReport.Paused).
 	UntilWave string
+	// OnFailure, when set, overrides spec.rollout.onFailure.
+	OnFailure v1alpha1.OnFailure
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -73,10 +75,8 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = DefaultReconcileTimeout
 	}
-	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress},
-		report: &v1alpha1.ApplyReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.ApplyReportKind), DryRun: opts.DryRun,
-			Contexts: []v1alpha1.ContextApply{}, Handoffs: []v1alpha1.Handoff{}, HeldInBoth: []v1alpha1.Handoff{},
-			Errors: []string{}, Warnings: []string{}}}
+	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress}, report: newReport(opts.DryRun),
+		waved: cfg.Config.Source.Spec.Rollout != nil}
 	if err := r.plan(in); err != nil {
 		return r.report, err
 	}
@@ -94,15 +94,29 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err := r.buildWaves(); err != nil {
 		return r.report, err
 	}
+	if r.waved && !opts.DryRun {
+		if r.record, err = split.OpenRollout(r.outDir()); err != nil {
+			return r.report, err
+		}
+	}
 	r.prepareAll(ctx, kc)
 	if r.refuse() {
 		return r.report, ErrRefused
 	}
 	r.runWaves(ctx)
+	if r.halted != nil && r.record != nil && r.onFailure() == v1alpha1.OnFailureRollback {
+		r.rollBackAfterHalt(ctx, kc)
+	}
 	r.heldInBoth()
 	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {
 			return r.report, err
+		}
+		if r.record != nil {
+			// The rollout completed: nothing is left to roll back.
+			if err := r.record.Remove(); err != nil {
+				return r.report, err
+			}
 		}
 	}
 	r.finishReport()
@@ -124,6 +138,17 @@ type run struct {
 	// set once --until-wave's wave has baked.
 	waves  []*wave
 	paused bool
+	// halted is the wave that halted the rollout.
+	halted *wave
+	// waved is set with spec.rollout (and for a rollback): progress
+	// lines per wave.
+	waved bool
+	// record keeps the previous packages of what a rollout changes;
+	// rollingBack is set for a run that applies them again, rollbackHeld
+	// are the handoffs a rollback after a halt left unfinished.
+	record       *split.RolloutRecord
+	rollingBack  bool
+	rollbackHeld []v1alpha1.Handoff
 }
 
 // outDir is OUT_DIR, what each context last received.

@@ -23,6 +23,11 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		r.log.printf(t.name, "not applied: %s", t.hold)
 		return
 	}
+	if err := r.recordChange(t); err != nil {
+		t.fail(err)
+		r.log.printf(t.name, "failed: %v", err)
+		return
+	}
 	objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
 	if len(t.kept) > 0 {
 		r.log.printf(t.name, "applying %d object(s), keeping the %d it hands off", len(t.pkg.Objects), len(t.kept))
@@ -119,6 +124,17 @@ func (r *run) whyNotTaken(names []string) string {
 
 // commit records the context's new package in OUT_DIR and its status.
 func (r *run) commit(t *target) {
+	if r.rollingBack {
+		if err := r.record.Restore(t.name); err != nil {
+			t.fail(err)
+			r.log.printf(t.name, "failed: %v", err)
+			return
+		}
+		t.done = true
+		t.report.Status = v1alpha1.ApplyRolledBack
+		r.log.printf(t.name, "rolled back: %d applied, %d reconciled, %d pruned", t.report.Applied, t.report.Reconciled, t.report.Pruned)
+		return
+	}
 	if !r.opts.DryRun {
 		if err := r.staged.Commit(t.name); err != nil {
 			t.fail(err)
@@ -161,8 +177,9 @@ func (r *run) target(name string) *target {
 // heldInBoth lists the handoffs of every context that did not finish.
 func (r *run) heldInBoth() {
 	for _, t := range r.targets {
-		if !t.done && !t.pendingHandoff {
+		if !t.done && !t.pendingHandoff && !t.rolledBack {
 			r.report.HeldInBoth = append(r.report.HeldInBoth, t.handoffs...)
 		}
 	}
+	r.report.HeldInBoth = append(r.report.HeldInBoth, r.rollbackHeld...)
 }

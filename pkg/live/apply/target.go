@@ -48,6 +48,8 @@ type target struct {
 	// paused run leaves its handoffs to a later wave's contexts.
 	pruneTried     bool
 	pendingHandoff bool
+	// rolledBack is set once a rollback after a halt took the context over.
+	rolledBack bool
 	// wave is the rollout wave it belongs to.
 	wave   *wave
 	report v1alpha1.ContextApply

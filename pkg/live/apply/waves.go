@@ -32,7 +32,20 @@ type wave struct {
 }
 
 // rollout is spec.rollout, nil without it.
-func (r *run) rollout() *v1alpha1.Rollout { return r.cfg.Config.Source.Spec.Rollout }
+func (r *run) rollout() *v1alpha1.Rollout {
+	if r.cfg == nil {
+		return nil
+	}
+	return r.cfg.Config.Source.Spec.Rollout
+}
+
+// onFailure is what a halt does: --on-failure, else spec.rollout's.
+func (r *run) onFailure() v1alpha1.OnFailure {
+	if r.opts.OnFailure != "" {
+		return r.opts.OnFailure
+	}
+	return r.rollout().OnFailureOrDefault()
+}
 
 // buildWaves resolves the config's waves over the run's contexts.
 func (r *run) buildWaves() error {
@@ -50,6 +63,9 @@ func (r *run) buildWaves() error {
 		if t.wave == nil {
 			return fmt.Errorf("context %q belongs to no wave of spec.rollout.waves", t.name)
 		}
+	}
+	if r.opts.OnFailure != "" && r.rollout() == nil {
+		return fmt.Errorf("--on-failure %s: the config has no spec.rollout, so no waves to halt or roll back", r.opts.OnFailure)
 	}
 	if u := r.opts.UntilWave; u != "" {
 		if r.rollout() == nil {
@@ -69,7 +85,7 @@ func (r *run) buildWaves() error {
 // waveLog prints a rollout's progress line about a wave; none without
 // spec.rollout.
 func (r *run) waveLog(w *wave, format string, args ...any) {
-	if r.rollout() != nil {
+	if r.waved {
 		r.log.printf("wave "+w.plan.Name, format, args...)
 	}
 }
@@ -87,7 +103,7 @@ func (r *run) runWaves(ctx context.Context) {
 		default:
 			r.runWave(ctx, w)
 			if w.report.Status == v1alpha1.WaveHalted && !r.opts.DryRun {
-				halted = w
+				halted, r.halted = w, w
 			} else if w.plan.Name == r.opts.UntilWave {
 				r.paused = true
 			}
@@ -97,7 +113,7 @@ func (r *run) runWaves(ctx context.Context) {
 		r.paused = false // --until-wave named the last wave: nothing is left
 	}
 	r.holdRest()
-	if r.rollout() != nil {
+	if r.waved {
 		for _, w := range r.waves {
 			r.report.Waves = append(r.report.Waves, w.report)
 		}
