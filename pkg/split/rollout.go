@@ -31,6 +31,9 @@ type RolloutRecord struct {
 	// Contexts are the contexts the rollout changed (or began to), in the
 	// order it got to them.
 	Contexts []RecordedContext `json:"contexts"`
+	// Baked are the waves that finished their bake since they last
+	// changed a context.
+	Baked []string `json:"baked,omitempty"`
 }
 
 // RecordedContext is one context a rollout changed.
@@ -83,14 +86,21 @@ func (r *RolloutRecord) Recorded(context string) *RecordedContext {
 }
 
 // Save records that the rollout is about to change context, keeping a
-// copy of OUT_DIR/<context> first. A context already recorded keeps the
-// copy of the package it held before the rollout began.
+// copy of OUT_DIR/<context> first, and that its wave has not baked since.
+// A context already recorded keeps the copy of the package it held before
+// the rollout began.
 func (r *RolloutRecord) Save(context, wave string, waves []string) error {
-	if r.Recorded(context) != nil {
-		return nil
-	}
+	recorded := r.Recorded(context) != nil
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if recorded {
+		// Changed again: its wave must bake again.
+		if !slices.Contains(r.Baked, wave) {
+			return nil
+		}
+		r.Baked = slices.DeleteFunc(r.Baked, func(w string) bool { return w == wave })
+		return r.write()
+	}
 	if len(r.Waves) == 0 {
 		r.Waves = slices.Clone(waves)
 	}
@@ -107,6 +117,27 @@ func (r *RolloutRecord) Save(context, wave string, waves []string) error {
 		rc.Previous = true
 	}
 	r.Contexts = append(r.Contexts, rc)
+	r.Baked = slices.DeleteFunc(r.Baked, func(w string) bool { return w == wave })
+	return r.write()
+}
+
+// HasBaked reports whether wave finished its bake since it last changed
+// a context.
+func (r *RolloutRecord) HasBaked(wave string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Contains(r.Baked, wave)
+}
+
+// MarkBaked records that wave finished its bake; nothing when the record
+// holds no context (the rollout changed nothing yet).
+func (r *RolloutRecord) MarkBaked(wave string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.Contexts) == 0 || slices.Contains(r.Baked, wave) {
+		return nil
+	}
+	r.Baked = append(r.Baked, wave)
 	return r.write()
 }
 

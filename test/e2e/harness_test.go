@@ -301,6 +301,12 @@ type clusterAPIServer struct {
 // --etcd-servers-overrides value overrides ("" leaves the flag out).
 func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, main *clusterEtcd, overrides string) *clusterAPIServer {
 	t.Helper()
+	return clusterStartAPIServerArgs(t, dir, name, creds, main, overrides)
+}
+
+// clusterStartAPIServerArgs is clusterStartAPIServer with more flags.
+func clusterStartAPIServerArgs(t testing.TB, dir, name string, creds *clusterCreds, main *clusterEtcd, overrides string, extra ...string) *clusterAPIServer {
+	t.Helper()
 	port := clusterFreePort(t)
 	certDir := filepath.Join(dir, name+"-certs")
 	a := &clusterAPIServer{Name: name, URL: fmt.Sprintf("https://127.0.0.1:%d", port), CAFile: filepath.Join(certDir, "apiserver.crt"), dir: dir, creds: creds, owner: t}
@@ -313,6 +319,7 @@ func clusterStartAPIServer(t testing.TB, dir, name string, creds *clusterCreds, 
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-cluster-ip-range", "10.96.0.0/16",
 	}
+	a.args = append(a.args, extra...)
 	a.start(t, overrides)
 	return a
 }

@@ -107,6 +107,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if r.halted != nil && r.record != nil && r.onFailure() == v1alpha1.OnFailureRollback {
 		r.rollBackAfterHalt(ctx, kc)
 	}
+	r.reportWaves()
 	r.heldInBoth()
 	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {

@@ -200,8 +200,11 @@ func (r *run) rollBackAfterHalt(ctx context.Context, kc *cluster.Kubeconfig) {
 		t.rolledBack = true
 		why := t.report.Error
 		t.report = bt.report
-		if bt.report.Status == v1alpha1.ApplyRolledBack && why != "" {
-			t.report.Error = "rolled back; it had failed: " + why
+		if bt.report.Status == v1alpha1.ApplyRolledBack {
+			t.report.Error = fmt.Sprintf("rolled back: wave %s halted the rollout", r.halted.plan.Name)
+			if why != "" {
+				t.report.Error = "rolled back; it had failed: " + why
+			}
 		}
 	}
 	for _, bw := range rb.waves {

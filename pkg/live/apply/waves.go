@@ -113,12 +113,17 @@ func (r *run) runWaves(ctx context.Context) {
 		r.paused = false // --until-wave named the last wave: nothing is left
 	}
 	r.holdRest()
-	if r.waved {
-		for _, w := range r.waves {
-			r.report.Waves = append(r.report.Waves, w.report)
-		}
-		r.report.Paused = r.paused
+}
+
+// reportWaves puts the waves in the report, with spec.rollout only.
+func (r *run) reportWaves() {
+	if !r.waved {
+		return
 	}
+	for _, w := range r.waves {
+		r.report.Waves = append(r.report.Waves, w.report)
+	}
+	r.report.Paused = r.paused
 }
 
 // runWave applies one wave: its contexts' first phase, the prunes that
@@ -142,12 +147,17 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 	case w.plan.BakeTime <= 0:
 	case r.opts.DryRun:
 		r.waveLog(w, "would bake %s: its objects must stay Current that long before the next wave starts", w.plan.BakeTime)
-	case !r.changed(w):
+	case !r.changed(w) && !r.unbaked(w):
 		r.waveLog(w, "every context unchanged: no bake")
 	default:
 		r.bake(ctx, w)
 		if r.halts(w) {
 			return
+		}
+	}
+	if r.record != nil {
+		if err := r.record.MarkBaked(w.plan.Name); err != nil {
+			r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("wave %s: recording its bake: %v", w.plan.Name, err))
 		}
 	}
 	w.report.Status = v1alpha1.WaveApplied
@@ -166,6 +176,21 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 func (r *run) changed(w *wave) bool {
 	for _, t := range w.targets {
 		if t.failed || t.report.Status != v1alpha1.ApplyUnchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// unbaked reports a wave of the unfinished rollout that changed one of
+// its contexts but never finished its bake (it failed, or the run was
+// killed): unchanged since, it bakes again before the next wave.
+func (r *run) unbaked(w *wave) bool {
+	if r.record == nil || r.record.HasBaked(w.plan.Name) {
+		return false
+	}
+	for _, t := range w.targets {
+		if r.record.Recorded(t.name) != nil {
 			return true
 		}
 	}
