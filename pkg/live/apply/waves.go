@@ -140,6 +140,9 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 	r.waveLog(w, "%s %d context(s): %s", verb, len(w.targets), strings.Join(w.plan.Contexts, ", "))
 	r.phaseOn(ctx, w.targets, limit, r.firstPhase)
 	r.phaseOn(ctx, r.prunable(), limit, r.secondPhase)
+	if !r.opts.DryRun {
+		r.waveLog(w, "%d of %d context(s) applied and Current", len(w.targets)-len(r.failedIn(w)), len(w.targets))
+	}
 	if r.halts(w) {
 		return
 	}
