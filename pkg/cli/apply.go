@@ -89,14 +89,14 @@ applies again, newest wave first and with the same handoffs, the package each
 context it changed held before it (failed ones included): those end RolledBack,
 OUT_DIR holds those packages again, and the run exits 1. Until a rollout
 completes, OUT_DIR/` + split.RolloutDir + ` keeps those packages, so that
-apply --rollback OUT_DIR rolls the last unfinished rollout back by hand, also
-after a kill.
+apply --rollback --out OUT_DIR rolls the last unfinished rollout back by hand,
+also after a kill. See docs/guides/rollout.md.
 
 --dry-run asks every cluster for a server-side dry run and changes no cluster
 and no file; with spec.rollout it goes through the waves in order, without
-bakes or halts, and says what each would do. Progress goes to stderr, one line per step and context; the report
-(text, or -o json: an ApplyReport, apiVersion shardrouter.dev/v1alpha1) to
-stdout. Exit status: 0 when every context is Applied, Unchanged, Skipped (left the
+bakes or halts, and says what each would do. Progress goes to stderr, one line
+per step and context (and wave); the report (text, or -o json: an ApplyReport,
+apiVersion shardrouter.dev/v1alpha1) to stdout. Exit status: 0 when every context is Applied, Unchanged, Skipped (left the
 config) or Pending (--until-wave), 1 otherwise (a halted or rolled back
 rollout included).`
 
