@@ -80,6 +80,9 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err := r.plan(in); err != nil {
 		return r.report, err
 	}
+	if err := r.checkRolloutOptions(); err != nil {
+		return r.report, err
+	}
 	kc, err := cluster.LoadKubeconfig(opts.Kubeconfig)
 	if err != nil {
 		return r.report, err

@@ -64,6 +64,13 @@ func (r *run) buildWaves() error {
 			return fmt.Errorf("context %q belongs to no wave of spec.rollout.waves", t.name)
 		}
 	}
+	return nil
+}
+
+// checkRolloutOptions refuses --until-wave and --on-failure that the
+// config's waves cannot honour, before anything is read or staged.
+func (r *run) checkRolloutOptions() error {
+	waves := r.cfg.Config.Source.Spec.Waves()
 	if r.opts.OnFailure != "" && r.rollout() == nil {
 		return fmt.Errorf("--on-failure %s: the config has no spec.rollout, so no waves to halt or roll back", r.opts.OnFailure)
 	}
@@ -71,10 +78,10 @@ func (r *run) buildWaves() error {
 		if r.rollout() == nil {
 			return fmt.Errorf("--until-wave %s: the config has no spec.rollout, so no waves", u)
 		}
-		if !slices.ContainsFunc(r.waves, func(w *wave) bool { return w.plan.Name == u }) {
+		if !slices.ContainsFunc(waves, func(w v1alpha1.WavePlan) bool { return w.Name == u }) {
 			var names []string
-			for _, w := range r.waves {
-				names = append(names, w.plan.Name)
+			for _, w := range waves {
+				names = append(names, w.Name)
 			}
 			return fmt.Errorf("--until-wave %s: no such wave (the waves are %s)", u, strings.Join(names, ", "))
 		}
