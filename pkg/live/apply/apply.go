@@ -10,7 +10,9 @@
 // parallel with a finite reconcile timeout, records a context in OUT_DIR
 // only once its cluster took it and reconciled, and hands a moving object
 // off: its new contexts get it first, its old one prunes it only once
-// every new copy is Current.
+// every new copy is Current. With spec.rollout the contexts are applied
+// wave by wave (waves.go), and a halted rollout can be rolled back
+// (rollback.go).
 package apply
 
 import (
