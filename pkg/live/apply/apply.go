@@ -99,7 +99,9 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err := r.buildWaves(); err != nil {
 		return r.report, err
 	}
-	if r.waved && !opts.DryRun {
+	if !opts.DryRun {
+		// Without spec.rollout nothing is recorded, but a completed apply
+		// ends an unfinished rollout's record too.
 		if r.record, err = split.OpenRollout(r.outDir()); err != nil {
 			return r.report, err
 		}
@@ -118,7 +120,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		if err := r.staged.Finish(); err != nil {
 			return r.report, err
 		}
-		if r.record != nil {
+		if r.record != nil && r.record.Exists() {
 			// The rollout completed: nothing is left to roll back.
 			if err := r.record.Remove(); err != nil {
 				return r.report, err

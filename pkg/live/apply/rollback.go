@@ -31,7 +31,7 @@ var ErrNoRollout = errors.New("no unfinished rollout is recorded in the output d
 // first writes to it. A context whose plan shows no change against OUT_DIR
 // and whose cluster agrees needs no rollback, so it is not recorded.
 func (r *run) recordChange(t *target) error {
-	if r.record == nil || r.rollingBack || r.plannedUnchanged(t) {
+	if r.record == nil || !r.waved || r.rollingBack || r.plannedUnchanged(t) {
 		return nil
 	}
 	names := make([]string, len(r.waves))

@@ -165,7 +165,7 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 			return
 		}
 	}
-	if r.record != nil {
+	if r.record != nil && r.waved {
 		if err := r.record.MarkBaked(w.plan.Name); err != nil {
 			r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("wave %s: recording its bake: %v", w.plan.Name, err))
 		}
@@ -196,7 +196,7 @@ func (r *run) changed(w *wave) bool {
 // its contexts but never finished its bake (it failed, or the run was
 // killed): unchanged since, it bakes again before the next wave.
 func (r *run) unbaked(w *wave) bool {
-	if r.record == nil || r.record.HasBaked(w.plan.Name) {
+	if r.record == nil || !r.waved || r.record.HasBaked(w.plan.Name) {
 		return false
 	}
 	for _, t := range w.targets {
