@@ -102,6 +102,9 @@ type rolloutVersion struct {
 	place map[string]string
 	// onFailure is spec.rollout.onFailure ("" for none).
 	onFailure string
+	// stuck names a namespace whose Deployment gets 1 replica: it never
+	// becomes Current.
+	stuck string
 }
 
 var rolloutNamespaces = []string{"roll-r1", "roll-r2", "roll-r3", "roll-moving"}
@@ -143,6 +146,10 @@ spec:
 	}
 	writeFile(t, filepath.Join(e.pkg, "shards.yaml"), cfg)
 	for _, ns := range rolloutNamespaces {
+		replicas := v.replicas
+		if ns == v.stuck {
+			replicas = 1
+		}
 		ctx := v.place[ns]
 		if ctx == "" {
 			ctx = strings.ToUpper(strings.TrimPrefix(ns, "roll-"))
@@ -181,7 +188,7 @@ spec:
       containers:
       - name: web
         image: example.invalid/web:1
-`, ns, strings.ToLower(ctx), v.value, v.replicas))
+`, ns, strings.ToLower(ctx), v.value, replicas))
 	}
 }
 
@@ -708,13 +715,13 @@ func (e *rolloutE2E) rollbackDown(t *testing.T) {
 	}
 }
 
-// rollbackAfterKill: a rollout killed (-9) once wave rest started, then
-// apply --rollback: every context it changed holds v4 again.
+// rollbackAfterKill: a rollout killed (-9) in wave rest, while R3 waits
+// for a Deployment that never becomes ready, then apply --rollback: every
+// context it changed holds v4 again.
 func (e *rolloutE2E) rollbackAfterKill(t *testing.T) {
-	e.write(t, rolloutVersion{value: "v6"})
+	e.write(t, rolloutVersion{value: "v6", stuck: "roll-r3"})
 	cmd, progress, stdout := e.applyAsync(t)
-	waitFor(t, cmd, progress, "wave rest: applying")
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, cmd, progress, "R3: waiting for the objects to be Current")
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	stdout.Close()
