@@ -5,9 +5,11 @@
 #                 (KRM_FN_RUNTIME=podman kpt fn eval --image ...); run podman
 #                 with CONTAINERS_CONF=hack/containers.conf (see that file)
 #   strace        TestFunctionModeTouchesNoFiles (make test-slow)
+#   chromium      TestHTMLPagesInChromium (make e2e): the -o html pages in a
+#                 real, headless browser
 set -euo pipefail
 
-packages=(podman runc strace)
+packages=(podman runc strace chromium)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -30,7 +30,10 @@ func TestSeeded(t *testing.T) {
 }
 
 func TestShape(t *testing.T) {
-	const n, k = 2000, 16
+	n, k := 2000, 16
+	if testing.Short() {
+		n = 400 // the same checks on fewer items; 2000 in test-slow
+	}
 	items, fc := read(t, Options{Items: n, Contexts: k, Seed: 3})
 	if len(items) != n {
 		t.Fatalf("%d items, want %d", len(items), n)

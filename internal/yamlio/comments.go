@@ -38,6 +38,34 @@ func settleComments(out []byte) []byte {
 	return out
 }
 
+// settleList is settleComments for function mode's output, a ResourceList:
+// the bytes kyaml's reader and writer of a ResourceList (those of
+// framework.Execute, the function's next pass and kpt) give, once they no
+// longer change. A foot comment that ends an item is read as part of the
+// next item there (no writer can keep it with its item: kpt's read of the
+// output would move it all the same), and one that ends a nested list
+// moves, so the first pass writes what every later pass leaves.
+func settleList(out []byte) []byte {
+	for range 3 {
+		rw := &kio.ByteReadWriter{Reader: bytes.NewReader(out), KeepReaderAnnotations: true}
+		nodes, err := rw.Read()
+		if err != nil || rw.WrappingKind != kio.ResourceListKind {
+			return out
+		}
+		for _, n := range nodes {
+			KeepScalars(n.YNode())
+		}
+		KeepScalars(rw.FunctionConfig.YNode())
+		var buf bytes.Buffer
+		rw.Writer = &buf
+		if err := rw.Write(nodes); err != nil || bytes.Equal(buf.Bytes(), out) {
+			return out
+		}
+		out = buf.Bytes()
+	}
+	return out
+}
+
 // hasFootComments reports whether any node holds a foot comment.
 func hasFootComments(nodes []*yaml.RNode) bool {
 	for _, n := range nodes {
@@ -61,4 +89,14 @@ func hasFootComment(n *yaml.Node, depth int) bool {
 		}
 	}
 	return false
+}
+
+// SettleStream is settleComments for a YAML stream that kio.ByteWriter
+// wrote from nodes (split's stream form, read by `kpt live apply -`): out
+// itself unless a node holds a foot comment.
+func SettleStream(out []byte, nodes []*yaml.RNode) []byte {
+	if !hasFootComments(nodes) {
+		return out
+	}
+	return settleComments(out)
 }

@@ -39,7 +39,7 @@ func TestFunctionMatchesReferenceGenerated(t *testing.T) {
 		{Items: 300, Contexts: 100, Seed: 5, Routed: true}, // several batches of results
 	} {
 		if testing.Short() {
-			o.Items = min(o.Items, 120) // the same shapes, smaller; full size in test-slow
+			o.Items = min(o.Items, 40) // the same shapes, smaller; full size in test-slow
 		}
 		name := fmt.Sprintf("items=%d,contexts=%d,seed=%d,routed=%v", o.Items, o.Contexts, o.Seed, o.Routed)
 		fast, ref, streamed, refusal := runBoth(t, gen.Bytes(o))

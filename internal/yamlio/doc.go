@@ -4,7 +4,8 @@
 //
 //   - function mode: RunFunction, the streaming path (splitter, per-item
 //     parsing, kyaml's internal-annotation bookkeeping, the fast encoder)
-//     against framework.Execute;
+//     against framework.Execute (both then settle moving comments,
+//     settleList in comments.go);
 //   - ReadStream: a ResourceList item by item (ReadList) against
 //     kio.ByteReader;
 //   - ReadPackage: a package file by file on every core against

@@ -82,7 +82,15 @@ func runFunction[T any](data []byte, out io.Writer, fn Function[T], opts Options
 		s, err := prepareStream(data, fn, release)
 		if err == nil {
 			defer done()
-			return s.write(out)
+			if !s.footComments.Load() {
+				return s.write(out)
+			}
+			var buf bytes.Buffer
+			err := s.write(&buf)
+			if _, werr := out.Write(settleList(buf.Bytes())); werr != nil && err == nil {
+				err = werr
+			}
+			return err
 		}
 		done() // the reference path holds the whole list
 	}
@@ -103,10 +111,12 @@ func runReference(in io.Reader, data []byte, out io.Writer, p framework.Resource
 	var buf bytes.Buffer
 	rw := &kio.ByteReadWriter{Reader: in, Writer: &buf, KeepReaderAnnotations: true}
 	var refused error
+	var settle bool
 	err := framework.Execute(framework.ResourceListProcessorFunc(func(rl *framework.ResourceList) error {
 		if refused = CheckItems(rl.Items); refused != nil {
 			return refused
 		}
+		settle = hasFootComments(rl.Items) || hasFootComments([]*yaml.RNode{rl.FunctionConfig})
 		return keepingScalars{p}.Process(rl)
 	}), rw)
 	switch {
@@ -120,7 +130,11 @@ func runReference(in io.Reader, data []byte, out io.Writer, p framework.Resource
 	if buf.Len() > 0 && rw.WrappingKind != kio.ResourceListKind {
 		return fmt.Errorf("the input is not a ResourceList (kind: %s with items or functionConfig)", kio.ResourceListKind)
 	}
-	if _, werr := out.Write(buf.Bytes()); werr != nil && err == nil {
+	written := buf.Bytes()
+	if settle {
+		written = settleList(written)
+	}
+	if _, werr := out.Write(written); werr != nil && err == nil {
 		err = werr
 	}
 	return err
@@ -166,6 +180,9 @@ type streamRun struct {
 	// edit is the edit to apply, nil when the items are left unchanged
 	// (an error result).
 	edit Edit
+	// footComments: an item or the function config holds a foot comment,
+	// which the next read may move, so the output is settled (settleList).
+	footComments atomic.Bool
 }
 
 // prepareStream does everything the reference path does before writing:
@@ -213,6 +230,9 @@ func (s *streamRun) readItems(read func(i int, rn *yaml.RNode)) error {
 		*buf = packItem((*buf)[:0], rn.YNode())
 		s.packed[i] = bytes.Clone(*buf)
 		scratch.Put(buf)
+		if hasFootComment(rn.YNode(), 0) {
+			s.footComments.Store(true)
+		}
 		if canonical(rn.YNode()) {
 			// kyaml's preprocessing only adds its resource id: do just that.
 			if err := rn.PipeE(yaml.SetAnnotation(kioutil.InternalAnnotationsMigrationResourceIDAnnotation, "0")); err != nil {
@@ -237,6 +257,9 @@ func (s *streamRun) readItems(read func(i int, rn *yaml.RNode)) error {
 		return err
 	}
 	s.bothFormats = len(s.format) == 2
+	if s.functionConfig != nil && hasFootComment(s.functionConfig.YNode(), 0) {
+		s.footComments.Store(true)
+	}
 	// The packed items replace the input: from here on the streaming path
 	// cannot refuse the input any more.
 	s.data = nil

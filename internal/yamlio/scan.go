@@ -3,6 +3,8 @@ package yamlio
 import (
 	"bytes"
 	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // ScannedObject is what ScanObjects reads of one resource: the fields that
@@ -21,7 +23,9 @@ type ScannedObject struct {
 // sure of: anything else (tabs, flow style, anchors, tags, quoted keys,
 // escapes, multi-line or block scalars in the fields it reads, document
 // markers other than "---", duplicate keys) returns ok false, and the
-// caller parses the file. Empty documents are left out.
+// caller parses the file. Empty documents are left out. So is every
+// document kio.ByteReader reads as something other than itself: a bare
+// sequence (which it wraps) and a wrapper it unwraps (see wrapperKinds).
 //
 // Where kio.ByteReader reads the file without an error, what ScanObjects
 // takes is what the reader reads (scanReference in the tests; the
@@ -54,8 +58,17 @@ func ScanObjects(data []byte, annotations []string) (out []ScannedObject, ok boo
 
 // refusedBytes are tabs, and what YAML reads as a byte order mark or a
 // line break: each is searched for on its own (bytes.ContainsAny with
-// runes that are not ASCII takes a slow path).
-var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029")}
+// runes that are not ASCII takes a slow path). The bytes 0xFE and 0xFF,
+// never in UTF-8, are the UTF-16 byte order marks (FE FF, FF FE) that make
+// the parser read a document as UTF-16.
+var refusedBytes = [][]byte{[]byte("\t"), []byte("\r"), []byte("\ufeff"), []byte("\u0085"), []byte("\u2028"), []byte("\u2029"), {0xfe}, {0xff}}
+
+// wrapperKinds are the kinds whose document kio.ByteReader unwraps into
+// the objects of its items (and its functionConfig and results into
+// fields of its own) when the document is the file's only one and has
+// items or functionConfig. ScanObjects refuses a document of these kinds
+// whatever its keys and the documents around it: the parser decides.
+var wrapperKinds = map[string]bool{kio.ResourceListKind: true, "List": true}
 
 // scanDocument reads one document; empty for a document without keys.
 func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok bool) {
@@ -69,6 +82,9 @@ func scanDocument(doc []byte, annotations []string) (o ScannedObject, empty, ok 
 	}
 	if len(s.top) == 0 {
 		return o, true, true
+	}
+	if wrapperKinds[s.obj.Kind] {
+		return o, false, false
 	}
 	// Copies: the values are substrings of the whole document.
 	o = s.obj
@@ -89,6 +105,7 @@ type docScan struct {
 	top, meta map[string]bool // the keys seen, to refuse duplicates
 	section   string          // the top-level key whose block the lines are in
 	metaKey   string          // the metadata key whose block the lines are in
+	annoKey   bool            // an annotation's key was read in metaKey's block
 }
 
 // line reads line n; false when it is not a layout ScanObjects is sure of.
@@ -99,6 +116,8 @@ func (s *docScan) line(n int) bool {
 	switch {
 	case trimmed == "" || strings.HasPrefix(trimmed, "#"):
 		return true
+	case continuesOnNextLine(trimmed):
+		return false
 	case indent == 0 && (strings.HasPrefix(line, "---") || strings.HasPrefix(line, "...") || strings.HasPrefix(line, "%")):
 		return n == 0 && line == "---" // a file may start with a separator
 	case indent == 0 && strings.HasPrefix(line, "- ") || line == "-":
@@ -111,12 +130,82 @@ func (s *docScan) line(n int) bool {
 		return true
 	case indent == 2 && !strings.HasPrefix(trimmed, "- "):
 		return s.metadataKey(trimmed, n)
+	case s.metaKey == "":
+		return false // metadata's keys are not at column 2: another layout
 	case indent == 4 && s.metaKey == "annotations":
 		return s.annotation(trimmed, n)
+	case s.metaKey == "annotations" && !s.annoKey:
+		return false // the annotations' keys are not at column 4
 	case indent < 2:
 		return false
 	}
 	return true
+}
+
+// continuesOnNextLine reports whether a line (from its first non-space)
+// opens a quoted scalar or a flow collection that it does not close: the
+// parser reads the lines that follow as part of that value, whatever their
+// indentation, so no line of the document can be read on its own. A value
+// starts the line, follows "- " or follows ": "; inside a block scalar
+// this may refuse a line that is only text, which costs a parse.
+func continuesOnNextLine(t string) bool {
+	depth := 0 // flow collections open
+	valueStart := true
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		switch {
+		case c == '\'' || c == '"':
+			if !valueStart && depth == 0 {
+				valueStart = false
+				continue // a quote inside a plain scalar is text
+			}
+			end := closingQuote(t, i)
+			if end < 0 {
+				return true
+			}
+			i, valueStart = end, false
+			continue
+		case c == '#' && (i == 0 || t[i-1] == ' '):
+			return depth > 0
+		case (c == '[' || c == '{') && (valueStart || depth > 0):
+			depth++
+			valueStart = true
+			continue
+		case (c == ']' || c == '}') && depth > 0:
+			depth--
+		case c == ',' && depth > 0:
+			valueStart = true
+			continue
+		case c == ' ':
+			continue // keeps valueStart
+		case c == '-' && valueStart && (i+1 == len(t) || t[i+1] == ' '):
+			continue // a sequence entry: its value follows
+		case c == ':' && (i+1 == len(t) || t[i+1] == ' ' || depth > 0):
+			valueStart = true
+			continue
+		case c == '?' && valueStart && (i+1 == len(t) || t[i+1] == ' '):
+			continue
+		}
+		valueStart = false
+	}
+	return depth > 0
+}
+
+// closingQuote returns the index of the quote that closes the quoted
+// scalar opened at t[open], or -1 when the line does not close it.
+func closingQuote(t string, open int) int {
+	q := t[open]
+	for i := open + 1; i < len(t); i++ {
+		switch {
+		case q == '"' && t[i] == '\\':
+			i++ // an escape: the next byte is not the end
+		case t[i] == q && q == '\'' && i+1 < len(t) && t[i+1] == '\'':
+			i++ // '' is a quote inside single quotes
+		case t[i] == q:
+			return i
+		}
+	}
+	return -1
 }
 
 // topKey reads a top-level key: apiVersion and kind, and where metadata
@@ -147,7 +236,7 @@ func (s *docScan) metadataKey(trimmed string, n int) bool {
 	if !ok || s.meta[key] {
 		return false
 	}
-	s.meta[key], s.metaKey = true, key
+	s.meta[key], s.metaKey, s.annoKey = true, key, false
 	switch key {
 	case "name":
 		s.obj.Name, ok = scanScalar(value, s.lines, n, 2)
@@ -167,7 +256,7 @@ func (s *docScan) annotation(trimmed string, n int) bool {
 	if !ok || s.annos[key] {
 		return false
 	}
-	s.annos[key] = true
+	s.annos[key], s.annoKey = true, true
 	for i, k := range s.want {
 		if k == key {
 			v, ok := scanScalar(value, s.lines, n, 4)

@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
+	"github.com/shard-router/shard-router/pkg/progress"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -24,7 +25,7 @@ type planFlags struct {
 	config string
 	// name names the context packages, as split's --name.
 	name string
-	// output is table, markdown, json or yaml.
+	// output is table, markdown, html, json or yaml.
 	output string
 	// diff adds a unified diff of every update.
 	diff bool
@@ -34,7 +35,7 @@ type planFlags struct {
 	allowMassPrune bool
 }
 
-var planFormats = []string{"table", "markdown", output.JSON, output.YAML}
+var planFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
 
 const planLong = `plan routes a kpt package exactly as split does (same inputs, flags, engine,
 refusals and inventories), writes nothing, and compares each context's new
@@ -76,8 +77,10 @@ Formats: table (default: the objects each context creates, updates and
 prunes by name), markdown (a pull-request comment of at most 65,536
 characters: a refusal and its errors first, then summaries, each context
 collapsed, each distinct diff once with the contexts sharing it; what does
-not fit is counted, and -o json gives everything), json and yaml (a
-SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
+not fit is counted, and -o json gives everything), html (one self-contained
+page with everything: refusals first, each context's objects, each distinct
+diff once, folded; no script, nothing loaded from elsewhere), json and yaml
+(a SplitPlan, apiVersion shardrouter.dev/v1alpha1). The plan is printed in
 every case, a refusal (an invalid config included) too; errors also go to
 stderr. Exit status: 1 when split would refuse (any error), else 0; with
 --detailed-exitcode, 2 when there are changes (etcd override changes
@@ -89,13 +92,16 @@ const planExample = `  # What the next split and apply would do, against the las
   # A pull-request comment, with diffs; exit 2 when anything changes.
   shard-router plan my-pkg --previous out -o markdown --diff --detailed-exitcode > plan.md
 
+  # A page for a CI artifact: open it in any browser, offline.
+  shard-router plan my-pkg --previous out -o html --diff > plan.html
+
   # From a stream.
   kpt fn source my-pkg | shard-router plan - --previous out -o json`
 
 func newPlanCommand(s Streams) *cobra.Command {
 	f := &planFlags{}
 	cmd := &cobra.Command{
-		Use:     "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|json|yaml] [--diff] [--detailed-exitcode]",
+		Use:     "plan [PKG_DIR | -] --previous OUT_DIR [--config FILE] [--name NAME] [-o table|markdown|html|json|yaml] [--diff] [--detailed-exitcode]",
 		Short:   "Show what every cluster will gain, change and lose before anything is applied",
 		Long:    planLong,
 		Example: planExample,
@@ -111,7 +117,7 @@ func newPlanCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required, and must exist (empty for a first apply)")
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, html, json or yaml")
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "add a unified diff (YAML, as split writes it) of every update")
 	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes and no errors (0: no changes, 1: errors)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
@@ -125,10 +131,14 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
 	}
+	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
+	defer meter.Done()
+	meter.Phase("reading %s and %s", src, f.previous)
 	out, in, err := readPrevious(s, src, f.previous)
 	if err != nil {
 		return err
 	}
+	meter.Objects(in.Len())
 	node, err := configNode(in, f.config)
 	if err != nil {
 		return err
@@ -141,6 +151,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 	} else {
 		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
 		var layout *split.Layout
+		meter.Phase("routing %d objects, comparing %d contexts", in.Len(), len(cfg.Config.Names))
 		if doc, layout, err = plan.Preview(in, cfg, opts); err != nil {
 			return err
 		}
@@ -154,9 +165,11 @@ func runPlan(s Streams, f *planFlags, src string) error {
 			doc.Warnings = append(doc.Warnings, FormatResult(r))
 		}
 	}
+	meter.Done()
 	p := output.Printer{Formats: planFormats, Text: map[string]output.Renderer{
-		"table":    func(w io.Writer) error { return output.RenderPlanTable(w, doc) },
-		"markdown": func(w io.Writer) error { return output.RenderPlanMarkdown(w, doc) },
+		"table":     func(w io.Writer) error { return output.RenderPlanTable(w, doc) },
+		"markdown":  func(w io.Writer) error { return output.RenderPlanMarkdown(w, doc) },
+		output.HTML: func(w io.Writer) error { return output.RenderPlanHTML(w, doc) },
 	}}
 	if err := p.Print(s.Out, f.output, doc); err != nil {
 		return err

@@ -106,7 +106,7 @@ func TestPlanCommandErrors(t *testing.T) {
 	if code, _, stderr := execCLI(t, "", "plan", pkg); code != 1 || !strings.Contains(stderr, "plan needs --previous OUT_DIR") {
 		t.Errorf("no --previous: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", t.TempDir(), "-o", "html"); code != 1 || !strings.Contains(stderr, `unknown output format "html": use table, markdown, json or yaml`) {
+	if code, _, stderr := execCLI(t, "", "plan", pkg, "--previous", t.TempDir(), "-o", "xml"); code != 1 || !strings.Contains(stderr, `unknown output format "xml": use table, markdown, html, json or yaml`) {
 		t.Errorf("bad format: exit %d: %s", code, stderr)
 	}
 	// A directory split did not write is refused, as split refuses it.
@@ -172,6 +172,9 @@ func TestPlanOverridesChanges(t *testing.T) {
 // schema): the markdown plan shows its diff once, naming the CRD and the
 // contexts, far within a pull-request comment.
 func TestPlanMarkdownOneCRDForty(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a split and a plan of 40 contexts; in test-slow")
+	}
 	pkg := t.TempDir()
 	var cfg strings.Builder
 	cfg.WriteString("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: shards\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  contexts:\n")

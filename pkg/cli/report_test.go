@@ -204,7 +204,7 @@ func TestReportFailures(t *testing.T) {
 			stderr: `error: ` + enforcedPath + `[0]: over budget (enforce: true): context "ctx-00" would hold 5 objects`, table: true},
 		{name: "refused move", stdin: moved, args: []string{"-", "--config", filepath.Join(reportPkg, "shards.yaml")},
 			stderr: `Namespace legacy would move from "ctx-09" to "ctx-00"`, table: true},
-		{name: "bad format", args: []string{reportPkg, "-o", "xml"}, stderr: `unknown output format "xml": use table, json or yaml`},
+		{name: "bad format", args: []string{reportPkg, "-o", "xml"}, stderr: `unknown output format "xml": use table, html, json or yaml`},
 		{name: "no config", stdin: moved, args: []string{"-"}, stderr: "no shardrouter.dev/v1alpha1 ShardConfig"},
 		{name: "two arguments", args: []string{reportPkg, reportPkg}, stderr: "accepts at most 1 arg"},
 	} {
@@ -220,5 +220,34 @@ func TestReportFailures(t *testing.T) {
 				t.Errorf("table printed: %v, want %v:\n%s", got, tc.table, stdout)
 			}
 		})
+	}
+}
+
+// -o html is a page rendered from the same report as -o json: each
+// context's row holds its objects and exact bytes.
+func TestReportHTML(t *testing.T) {
+	code, page, stderr := runReportCLI(t, "", reportPkg, "-o", "html")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	_, js, _ := runReportCLI(t, "", reportPkg, "-o", "json")
+	r := decodeReport(t, js)
+	if !strings.HasPrefix(page, "<!DOCTYPE html>") || strings.Contains(page, "<script") {
+		t.Fatalf("not a page without script:\n%.300s", page)
+	}
+	for _, c := range r.Contexts {
+		start := strings.Index(page, `<tr data-context="`+c.Name+`">`)
+		if start < 0 {
+			t.Fatalf("no row for %s", c.Name)
+		}
+		row := page[start : start+strings.Index(page[start:], "</tr>")]
+		for _, want := range []string{"<b>" + itoa(c.Objects) + "</b> obj", itoa(c.Bytes) + " B"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("row of %s lacks %q:\n%s", c.Name, want, row)
+			}
+		}
+	}
+	if !strings.Contains(page, "<code>search</code> → <code>ctx-00</code>") {
+		t.Error("the placed namespace is not listed")
 	}
 }

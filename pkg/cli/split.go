@@ -15,6 +15,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/plan"
+	"github.com/shard-router/shard-router/pkg/progress"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -142,10 +143,14 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
+	meter := progress.New(s.Err, progress.IsTerminal(s.Err))
+	defer meter.Done()
+	meter.Phase("reading %s", src)
 	in, err := readInput(s, src, out)
 	if err != nil {
 		return err
 	}
+	meter.Objects(in.Len())
 	cfg, err := loadConfig(s, in, f.config)
 	if err != nil {
 		return err
@@ -155,7 +160,9 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	}
 	opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune}
 	if f.context != "" {
+		meter.Phase("routing %d objects", in.Len())
 		layout, err := plan.Build(in, cfg, opts)
+		meter.Done()
 		if err != nil {
 			return err
 		}
@@ -165,7 +172,9 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 		pkg, _ := layout.Package(f.context)
 		return pkg.WriteStream(s.Out)
 	}
+	meter.Phase("routing %d objects, writing %d context packages", in.Len(), len(cfg.Config.Names))
 	layout, err := plan.Split(in, cfg, opts)
+	meter.Done()
 	if layout != nil {
 		if err := splitResults(s, layout); err != nil {
 			return err

@@ -20,7 +20,7 @@ type statusFlags struct {
 	kubeconfig string
 	// contexts are the contexts to report; default: every context of OUT_DIR.
 	contexts []string
-	// output is table, markdown, json or yaml.
+	// output is table, markdown, html, json or yaml.
 	output string
 	// detailedExitCode exits 2 when anything needs attention.
 	detailedExitCode bool
@@ -30,7 +30,7 @@ type statusFlags struct {
 	parallel int
 }
 
-var statusFormats = []string{"table", "markdown", output.JSON, output.YAML}
+var statusFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
 
 const statusLong = `status reads each context package of OUT_DIR (a split's output, as applied
 with kpt live apply or shard-router apply), the context's live ResourceGroup
@@ -60,8 +60,10 @@ there are fewer than 16). A context that cannot be reached is reported as
 unreachable and never hides the others.
 
 Formats: table (default: one line per context, then the objects that need
-attention), markdown (for a pull request or an incident channel), json and
-yaml (a FleetStatus, apiVersion shardrouter.dev/v1alpha1).
+attention), markdown (for a pull request or an incident channel), html (one
+self-contained page: the fleet matrix, then the objects that need attention;
+no script, nothing loaded from elsewhere), json and yaml (a FleetStatus,
+apiVersion shardrouter.dev/v1alpha1).
 
 Exit status: 1 when a context is unreachable or could not be read in full;
 else 0, or with --detailed-exitcode 2 when any object is drifted, not
@@ -75,12 +77,13 @@ const statusExample = `  # Every context of the split output, against the cluste
 
   # For an incident channel; the drifted objects with jq.
   shard-router status out -o markdown > status.md
+  shard-router status out -o html > status.html
   shard-router status out -o json | jq '.contexts[].objects[] | select(.drift != false)'`
 
 func newStatusCommand(s Streams) *cobra.Command {
 	f := &statusFlags{}
 	cmd := &cobra.Command{
-		Use:     "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
+		Use:     "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|html|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
 		Short:   "Show every cluster's health and drift against what was applied",
 		Long:    statusLong,
 		Example: statusExample,
@@ -91,7 +94,7 @@ func newStatusCommand(s Streams) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
 	cmd.Flags().StringArrayVar(&f.contexts, "context", nil, "a context to report (repeatable); default: every context of OUT_DIR")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, json or yaml")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, html, json or yaml")
 	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when anything is drifted, missing, extra or not Current (0: in sync, 1: unreachable or error)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", status.DefaultTimeout, "how long each context may take")
 	cmd.Flags().IntVar(&f.parallel, "parallel", status.DefaultParallel, "how many contexts are read at once")
@@ -111,8 +114,9 @@ func runStatus(ctx context.Context, s Streams, f *statusFlags, outDir string) er
 		return err
 	}
 	p := output.Printer{Formats: statusFormats, Text: map[string]output.Renderer{
-		"table":    func(w io.Writer) error { return output.RenderStatusTable(w, doc) },
-		"markdown": func(w io.Writer) error { return output.RenderStatusMarkdown(w, doc) },
+		"table":     func(w io.Writer) error { return output.RenderStatusTable(w, doc) },
+		"markdown":  func(w io.Writer) error { return output.RenderStatusMarkdown(w, doc) },
+		output.HTML: func(w io.Writer) error { return output.RenderStatusHTML(w, doc) },
 	}}
 	if err := p.Print(s.Out, f.output, doc); err != nil {
 		return err

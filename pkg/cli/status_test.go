@@ -126,7 +126,7 @@ func TestStatusRefusals(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown format", []string{"status", out, "-o", "xml"}, []string{`unknown output format "xml"`, "table, markdown, json or yaml"}},
+		{"unknown format", []string{"status", out, "-o", "xml"}, []string{`unknown output format "xml"`, "table, markdown, html, json or yaml"}},
 		{"a context without a package", []string{"status", out, "--context", "nope"}, []string{`"nope"`, "ctx-00", "ctx-01"}},
 		{"no OUT_DIR", []string{"status", filepath.Join(out, "absent")}, []string{"absent"}},
 		{"no argument", []string{"status"}, []string{"accepts 1 arg"}},

@@ -90,7 +90,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 	scanned, files := 0, 0
 	for seed := uint64(1); seed <= uint64(testenv.Iterations(25)); seed++ {
 		rnd := rand.New(rand.NewPCG(seed, 15))
-		o := gen.Options{Items: 1 + rnd.IntN(200), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
+		o := gen.Options{Items: 1 + rnd.IntN(testenv.Iterations(200)), Contexts: 1 + rnd.IntN(5), Seed: seed, Routed: rnd.IntN(2) == 0}
 		in, err := input.ReadStream(bytes.NewReader(gen.Bytes(o)), yamlio.Options{})
 		if err != nil {
 			t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 // then the checks, in this order, on what it decided. Namespaced and
 // cluster-scoped objects, Namespaces included, go through the same list.
 // Adding a rule is one method below, one case here, one Reason (reason.go)
-// and one section in TestRoute; the README's "How it routes" lists the same
+// and one section in TestRoute; docs/concepts/routing.md lists the same
 // rules and checks in the same order. The datastore-change check comes
 // last, where datastores are assigned (datastore.Judge, in the function).
 //

@@ -316,7 +316,7 @@ func TestReadPackageMatchesKyaml(t *testing.T) {
 // TestReadStreamFromFile: a regular file on stdin is mapped, not copied;
 // the resources must outlive the mapping.
 func TestReadStreamFromFile(t *testing.T) {
-	data := gen.Bytes(gen.Options{Items: 200, Contexts: 4, Seed: 12})
+	data := gen.Bytes(gen.Options{Items: testenv.Iterations(200), Contexts: 4, Seed: 12})
 	p := filepath.Join(t.TempDir(), "in.yaml")
 	if err := os.WriteFile(p, data, 0o644); err != nil {
 		t.Fatal(err)

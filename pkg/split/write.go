@@ -1,6 +1,7 @@
 package split
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -35,7 +36,14 @@ func (pkg *Package) WriteStream(w io.Writer) error {
 		return err
 	}
 	nodes := append([]*yaml.RNode{rg}, res...)
-	return kio.ByteWriter{Writer: w}.Write(nodes)
+	var b bytes.Buffer
+	if err := (kio.ByteWriter{Writer: &b}).Write(nodes); err != nil {
+		return err
+	}
+	// As for the package files: comments the next read would move are
+	// written where it leaves them.
+	_, err = w.Write(yamlio.SettleStream(b.Bytes(), nodes))
+	return err
 }
 
 // resources returns the package's resources in file order, cleaned for

@@ -36,12 +36,14 @@ func (e *clusterE2E) applySteps() []clusterStep {
 	return []clusterStep{
 		{"ApplyPlacement", a.placement},
 		{"ApplyAgainUnchanged", a.unchanged},
+		{"ApplyDriftCorrected", a.driftCorrected},
 		{"ApplyOneClusterDown", a.oneDown},
 		{"ApplyMoveHandsOff", a.moveHandsOff},
 		{"ApplyNeverReadyHoldsTheHandoff", a.neverReady},
 		{"ApplyMassPruneRefusedAndDryRun", a.refusedAndDryRun},
 		{"ApplyBadInput", a.badInput},
 		{"ApplyKilled", a.killed},
+		{"ApplyKilledDuringHandoff", a.killedHandoff},
 	}
 }
 
@@ -227,10 +229,13 @@ func (a *applyE2E) placement(t *testing.T) {
 	a.kptChangesNothing(t)
 }
 
-// unchanged: a second apply changes no resourceVersion and says Unchanged.
+// unchanged: a second apply sends no write request to any cluster (not
+// even kpt's inventory update), changes no resourceVersion and says
+// Unchanged.
 func (a *applyE2E) unchanged(t *testing.T) {
-	before, outBefore := a.versions(t), snapshot(t, a.out)
+	before, outBefore, marks := a.versions(t), snapshot(t, a.out), a.auditMarks(t)
 	a.mustApply(t, v1alpha1.ApplyUnchanged)
+	requireNoWrites(t, "a second apply with no change", a.writesSince(t, marks), a.e.names...)
 	clusterSameVersions(t, before, a.versions(t))
 	clusterSameFiles(t, "an unchanged apply", outBefore, snapshot(t, a.out))
 }

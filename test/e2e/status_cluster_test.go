@@ -170,10 +170,31 @@ func (e *clusterE2E) statusDrift(t *testing.T) {
 	res = runCmd(t, cmdSpec{}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig)
 	t.Logf("shard-router status (table):\n%s", res.Stdout)
 	clusterMentions(t, "status (table)", res.Stdout, "Needs attention in A (4):", "data.shard", "Secret alpha/web-secret", "NotFound")
+	t.Run("HTML", e.statusPage)
 	// An apply puts everything back.
 	e.apply(t, "A")
 	if doc, res := e.status(t, "", "--detailed-exitcode"); res.ExitCode != 0 {
 		t.Errorf("status after re-applying A: exit %d, want 0: %v\n%s", res.ExitCode, attention(statusContext(t, doc, "A")), res)
+	}
+}
+
+// statusPage: status -o html of the drifted clusters, in Chromium, shows
+// what status -o json says (see TestHTMLPagesInChromium).
+func (e *clusterE2E) statusPage(t *testing.T) {
+	browser := startChromium(t)
+	dir := t.TempDir()
+	for _, format := range []string{"html", "json"} {
+		res := runCmd(t, cmdSpec{Timeout: 3 * time.Minute}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig, "-o", format, "--timeout", "1m")
+		if res.ExitCode != 0 {
+			t.Fatalf("status -o %s: %s", format, res)
+		}
+		writeFile(t, filepath.Join(dir, "status."+format), res.Stdout)
+	}
+	doc := clusterReadFile(t, filepath.Join(dir, "status.json"))
+	page := loadPage(t, browser, filepath.Join(dir, "status.html"), filepath.Join(screenshotDir(t), "status-cluster-drift"))
+	checkStatusPage(t, page, []byte(doc))
+	if !strings.Contains(page.Visible, "data.shard") || !strings.Contains(page.Visible, "A: 4 object(s) need attention") {
+		t.Errorf("the page does not show A's 4 objects that need attention and the drifted field:\n%s", page.Visible)
 	}
 }
 

@@ -72,8 +72,8 @@ const (
 	// ApplyApplied: the context received changes, they reconciled, and
 	// OUT_DIR/<context> now holds its new package.
 	ApplyApplied ApplyStatus = "Applied"
-	// ApplyUnchanged: the context was applied and reconciled, and neither
-	// OUT_DIR nor the cluster's inventory differed from its new package.
+	// ApplyUnchanged: OUT_DIR, the cluster's inventory and its live objects
+	// (all Current) already matched the new package: it got no write.
 	ApplyUnchanged ApplyStatus = "Unchanged"
 	// ApplyFailed: the context could not be read, applied, reconciled or
 	// pruned; OUT_DIR/<context> is unchanged. In a rollout, a context whose

@@ -107,7 +107,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		}
 	}
 	r.prepareAll(ctx, kc)
-	if r.refuse() {
+	if r.refuse(ctx) {
 		return r.report, ErrRefused
 	}
 	r.runWaves(ctx)

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,12 +19,12 @@ import (
 // mass-deletion guard on what each cluster's inventory will really lose,
 // where OUT_DIR disagrees with a cluster, and which objects hand off. It
 // reports true when the run must stop.
-func (r *run) refuse() bool {
+func (r *run) refuse(ctx context.Context) bool {
 	placed := r.placement()
 	r.checkDependsOn(placed)
 	r.guardLive()
 	r.compareOutDir()
-	r.findHandoffs(placed)
+	r.findHandoffs(ctx, placed)
 	if len(r.report.Errors) == 0 {
 		return false
 	}
@@ -148,20 +149,34 @@ func (r *run) compareOutDir() {
 
 // findHandoffs lists the objects that leave a context for others: the old
 // context keeps its copy (kept, applied with its new package) until every
-// new context holds the object Current.
-func (r *run) findHandoffs(placed placement) {
+// new context holds the object Current. One whose prune an earlier run
+// began once its new copies were Current is pruned, not kept
+// (prunedBefore).
+func (r *run) findHandoffs(ctx context.Context, placed placement) {
 	for _, t := range r.targets {
 		if t.pkg == nil {
 			continue
 		}
-		for _, id := range t.leaving() {
-			to := slices.DeleteFunc(placed.contexts(id), func(c string) bool { return c == t.name })
+		leaving := t.leaving()
+		moves := map[object.ObjMetadata][]string{}
+		for _, id := range leaving {
+			if to := slices.DeleteFunc(placed.contexts(id), func(c string) bool { return c == t.name }); len(to) > 0 {
+				moves[id] = to
+			}
+		}
+		pruned := r.prunedBefore(ctx, t, moves)
+		for _, id := range leaving {
+			to := moves[id]
 			if len(to) == 0 {
 				continue // a plain prune
 			}
 			h := v1alpha1.Handoff{Ref: refOf(id), From: t.name, To: to}
-			t.handoffs = append(t.handoffs, h)
 			r.report.Handoffs = append(r.report.Handoffs, h)
+			if pruned[id] {
+				r.log.printf(t.name, "%s: an earlier run began to prune it and its new copies are Current: pruning it, not applying it again", describe(id))
+				continue
+			}
+			t.handoffs = append(t.handoffs, h)
 			obj := r.keptCopy(t, id)
 			if obj == nil {
 				// Without a copy to apply, any apply of this context

@@ -22,6 +22,9 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		t.report.Status, t.report.Error = v1alpha1.ApplySkipped, t.hold
 		r.log.printf(t.name, "not applied: %s", t.hold)
 		return
+	case !r.rollingBack && r.inSync(ctx, t):
+		r.skipInSync(t)
+		return
 	}
 	if err := r.recordChange(t); err != nil {
 		t.fail(err)
@@ -151,19 +154,9 @@ func (r *run) commit(t *target) {
 		t.report.Applied, t.report.Reconciled, t.report.Pruned)
 }
 
-// unchanged: the plan saw no change for the context against OUT_DIR, the
-// cluster's inventory agreed with OUT_DIR, and nothing was pruned.
-func (r *run) unchanged(t *target) bool {
-	if t.disagrees || t.report.Pruned > 0 || len(t.handoffs) > 0 {
-		return false
-	}
-	for _, c := range r.splitPlan.Contexts {
-		if c.Name == t.name {
-			return c.State == v1alpha1.ContextKept && len(c.Create)+len(c.Update)+len(c.Prune) == 0
-		}
-	}
-	return false
-}
+// unchanged: the context needed no write (see inSync); one that was
+// applied, if only to correct drift, is Applied.
+func (r *run) unchanged(t *target) bool { return t.inSync }
 
 func (r *run) target(name string) *target {
 	for _, t := range r.targets {

@@ -44,15 +44,7 @@ func (r *run) recordChange(t *target) error {
 // plannedUnchanged: the plan saw no change against OUT_DIR, the cluster's
 // inventory agrees with OUT_DIR, and nothing hands off.
 func (r *run) plannedUnchanged(t *target) bool {
-	if t.disagrees || len(t.handoffs) > 0 {
-		return false
-	}
-	for _, c := range r.splitPlan.Contexts {
-		if c.Name == t.name {
-			return c.State == v1alpha1.ContextKept && len(c.Create)+len(c.Update)+len(c.Prune) == 0
-		}
-	}
-	return false
+	return !t.disagrees && len(t.handoffs) == 0 && r.planUnchanged(t)
 }
 
 // Rollback rolls OUT_DIR's unfinished rollout back by hand (apply
@@ -140,7 +132,7 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 			placed[refOf(id)] = append(placed[refOf(id)], t.name)
 		}
 	}
-	r.findHandoffs(placed)
+	r.findHandoffs(ctx, placed)
 	for _, w := range r.waves {
 		r.waveLog(w, "rolling back %d context(s) to the package each held before the rollout: %s", len(w.targets), strings.Join(w.plan.Contexts, ", "))
 		r.phaseOn(ctx, w.targets, r.opts.Parallel, r.firstPhase)

@@ -43,7 +43,9 @@ type target struct {
 	failed bool
 	// firstDone is set once its first apply succeeded and reconciled.
 	firstDone bool
-	done      bool
+	// inSync is set when the context needed no apply at all.
+	inSync bool
+	done   bool
 	// pruneTried is set once its second phase ran; pendingHandoff when a
 	// paused run leaves its handoffs to a later wave's contexts.
 	pruneTried     bool

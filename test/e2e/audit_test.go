@@ -1,0 +1,100 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every kube-apiserver the harness starts writes an audit log of the
+// requests that are not reads (kube-apiserver's own audit log backend, in
+// its default blocking mode: an event is on disk before the response is
+// sent), so that a test can count the writes a command sent to a cluster.
+
+const clusterAuditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+  verbs: [create, update, patch, delete, deletecollection]
+- level: None
+`
+
+// clusterAuditArgs are the audit flags of apiserver a; its log is
+// a.auditLog().
+func clusterAuditArgs(t testing.TB, a *clusterAPIServer) []string {
+	t.Helper()
+	policy := filepath.Join(a.dir, "audit-policy.yaml")
+	writeFile(t, policy, clusterAuditPolicy)
+	return []string{"--audit-policy-file", policy, "--audit-log-path", a.auditLog(), "--audit-log-maxbackup", "0"}
+}
+
+func (a *clusterAPIServer) auditLog() string { return filepath.Join(a.dir, a.Name+"-audit.log") }
+
+// auditEvent is what a test reads of one audit event.
+type auditEvent struct {
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	User       struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+func (e auditEvent) String() string {
+	return fmt.Sprintf("%s %s (%d, %s)", e.Verb, e.RequestURI, e.ResponseStatus.Code, e.UserAgent)
+}
+
+// auditMark is where a's audit log ends now: writes() counts from there.
+func (a *clusterAPIServer) auditMark(t testing.TB) int64 {
+	t.Helper()
+	info, err := os.Stat(a.auditLog())
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Size()
+}
+
+// writesSince are the write requests the e2e user sent to a since mark,
+// leaving out the controller manager's (it runs as the same user) and
+// the apiserver's own.
+func (a *clusterAPIServer) writesSince(t testing.TB, mark int64) []auditEvent {
+	t.Helper()
+	f, err := os.Open(a.auditLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(mark, 0); err != nil {
+		t.Fatal(err)
+	}
+	var out []auditEvent
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		var e auditEvent
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("%s: %v", a.auditLog(), err)
+		}
+		if e.User.Username != "e2e-admin" || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
+			continue
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
