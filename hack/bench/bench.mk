@@ -2,9 +2,9 @@
 # tests: nothing here asserts a time; `make bench` prints numbers.
 #   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
 
-.PHONY: bench bench-go bench-process bench-apply
+.PHONY: bench bench-go bench-process bench-apply bench-rollout
 
-bench: bench-go bench-process bench-apply ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt
+bench: bench-go bench-process bench-apply bench-rollout ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
@@ -28,3 +28,6 @@ bench-compare: ## Before/after: the shard-router of git revision BASE (default H
 
 bench-apply: tools-kpt tools-cluster ## shard-router apply vs kpt live apply per context: ~1,000 objects, 2 real clusters, create and no change
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyVsKpt' -benchtime 1x -timeout 30m ./test/e2e/
+
+bench-rollout: tools-cluster ## a change rolled out in two waves minus its bake, vs all at once: 600 objects, 3 real clusters (issue 28)
+	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutVsAllAtOnce' -benchtime 1x -timeout 30m ./test/e2e/

@@ -3,8 +3,8 @@
 
 .PHONY: e2e-cluster
 
-e2e-cluster: tools-kpt tools-cluster ## Two real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes
-	go test -tags e2e -count=1 -timeout 30m -v -run 'TestCluster' ./test/e2e/...
+e2e-cluster: tools-kpt tools-cluster ## Real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes; rollout waves on three
+	go test -tags e2e -count=1 -timeout 30m -v -run 'TestCluster|TestRollout' ./test/e2e/...
 
 .PHONY: bench-status-fleet
 

@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/apply"
 	"github.com/shard-router/shard-router/pkg/output"
@@ -31,6 +33,9 @@ type applyFlags struct {
 	dryRun           bool
 	allowMassPrune   bool
 	output           string
+	untilWave        string
+	onFailure        string
+	rollback         bool
 }
 
 var applyFormats = []string{"text", output.JSON}
@@ -68,11 +73,32 @@ report lists the objects held in both, and the run exits 1; a rerun picks the
 handoff up from OUT_DIR and the live inventories. Data in volumes does not move
 with the objects.
 
+With spec.rollout, the contexts are applied wave by wave, in the order of
+spec.rollout.waves: a wave starts only once every context of the wave before
+it is Applied or Unchanged, Current, and stayed Current (kstatus, read every
+second) for that wave's bakeTime; an object that leaves Current during the
+bake fails its context. When more of a wave's contexts fail than maxFailures
+allows, the rollout halts: the later waves are Skipped and their clusters get
+no write request. A wave's maxParallel bounds its contexts at once (default
+--parallel). --until-wave NAME stops once that wave has baked (exit 0, the
+report says paused, the later waves Pending): a manual approval gate; the next
+apply resumes, its contexts already holding the new package Unchanged. A move
+into a later wave's context keeps the old copy until that wave has the new one
+Current. With onFailure: Rollback (or --on-failure rollback), a halted rollout
+applies again, newest wave first and with the same handoffs, the package each
+context it changed held before it (failed ones included): those end RolledBack,
+OUT_DIR holds those packages again, and the run exits 1. Until a rollout
+completes, OUT_DIR/` + split.RolloutDir + ` keeps those packages, so that
+apply --rollback --out OUT_DIR rolls the last unfinished rollout back by hand,
+also after a kill. See docs/guides/rollout.md.
+
 --dry-run asks every cluster for a server-side dry run and changes no cluster
-and no file. Progress goes to stderr, one line per step and context; the report
-(text, or -o json: an ApplyReport, apiVersion shardrouter.dev/v1alpha1) to
-stdout. Exit status: 0 when every context is Applied, Unchanged or Skipped
-(left the config), 1 otherwise.`
+and no file; with spec.rollout it goes through the waves in order, without
+bakes or halts, and says what each would do. Progress goes to stderr, one line
+per step and context (and wave); the report (text, or -o json: an ApplyReport,
+apiVersion shardrouter.dev/v1alpha1) to stdout. Exit status: 0 when every context is Applied, Unchanged, Skipped (left the
+config) or Pending (--until-wave), 1 otherwise (a halted or rolled back
+rollout included).`
 
 const applyExample = `  # Plan in the pull request, apply to roll out.
   shard-router plan my-pkg --previous out -o markdown > plan.md
@@ -81,13 +107,17 @@ const applyExample = `  # Plan in the pull request, apply to roll out.
   # Check every cluster accepts the change, without changing anything.
   shard-router apply my-pkg --out out --dry-run
 
+  # A rollout with a manual gate: the canary wave first, the rest after approval.
+  shard-router apply my-pkg --out out --until-wave canary
+  shard-router apply my-pkg --out out
+
   # A CI job: two clusters at a time, a report for the logs.
   shard-router apply my-pkg --out out --parallel 2 --reconcile-timeout 10m -o json > apply.json`
 
 func newApplyCommand(s Streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [-o text|json]",
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [-o text|json]",
 		Short:   "Apply every context package to its cluster, with kpt's own live library",
 		Long:    applyLong,
 		Example: applyExample,
@@ -108,6 +138,9 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().DurationVar(&f.reconcileTimeout, "reconcile-timeout", apply.DefaultReconcileTimeout, "how long each context waits for its objects to be Current and its pruned objects gone")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "ask every cluster for a server-side dry run; change no cluster and no file")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
+	cmd.Flags().StringVar(&f.untilWave, "until-wave", "", "with spec.rollout: stop once this wave has baked (exit 0, the later waves Pending); the next apply resumes")
+	cmd.Flags().StringVar(&f.onFailure, "on-failure", "", "with spec.rollout: what a halted rollout does, halt or rollback (default: spec.rollout.onFailure, else halt)")
+	cmd.Flags().BoolVar(&f.rollback, "rollback", false, "roll OUT_DIR's unfinished rollout back: every context it changed gets its previous package again, newest wave first (reads no package)")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	return cmd
 }
@@ -122,6 +155,19 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if f.parallel < 0 || f.reconcileTimeout <= 0 {
 		return errors.New("--parallel must be 0 or more, and --reconcile-timeout more than 0")
 	}
+	var onFailure v1alpha1.OnFailure
+	switch f.onFailure {
+	case "":
+	case "halt", "Halt":
+		onFailure = v1alpha1.OnFailureHalt
+	case "rollback", "Rollback":
+		onFailure = v1alpha1.OnFailureRollback
+	default:
+		return fmt.Errorf("--on-failure %q: want halt or rollback", f.onFailure)
+	}
+	if f.rollback && (f.dryRun || f.untilWave != "" || f.onFailure != "") {
+		return errors.New("--rollback rolls the last unfinished rollout back: it takes no --dry-run, --until-wave or --on-failure")
+	}
 	if !f.dryRun {
 		// apply replaces OUT_DIR's context directories: lock it before
 		// reading what each cluster last received.
@@ -131,22 +177,32 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 		}
 		defer lock.Unlock()
 	}
-	out, in, cfg, err := readWithPrevious(s, src, f.out, f.config)
-	if err != nil {
-		return err
-	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	report, err := apply.Run(ctx, in, cfg, apply.Options{
-		Plan:       plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune},
-		Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
-		DryRun: f.dryRun, Progress: prefixed{s.Err},
-	})
-	if err != nil && !errors.Is(err, apply.ErrRefused) {
-		return err
+	opts := apply.Options{Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
+		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure}
+	var report *v1alpha1.ApplyReport
+	if f.rollback {
+		out, err := input.OpenExisting(f.out)
+		if err != nil {
+			return err
+		}
+		if report, err = apply.Rollback(ctx, out, opts); err != nil {
+			return err
+		}
+	} else {
+		out, in, cfg, err := readWithPrevious(s, src, f.out, f.config)
+		if err != nil {
+			return err
+		}
+		opts.Plan = plan.Options{Split: split.Options{PackageName: f.name, Out: out}, AllowMassPrune: f.allowMassPrune}
+		report, err = apply.Run(ctx, in, cfg, opts)
+		if err != nil && !errors.Is(err, apply.ErrRefused) {
+			return err
+		}
 	}
 	p := output.Printer{Formats: applyFormats, Text: map[string]output.Renderer{
 		"text": func(w io.Writer) error { return output.RenderApplyText(w, report) },
@@ -157,7 +213,13 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	for _, e := range report.Errors {
 		fmt.Fprintf(s.Err, "shard-router: error: %s\n", e)
 	}
-	if report.Failed() {
+	failed := report.Failed()
+	if f.rollback {
+		// A rollback by hand succeeds when every context is back.
+		failed = len(report.Errors) > 0 || len(report.HeldInBoth) > 0 ||
+			slices.ContainsFunc(report.Contexts, func(c v1alpha1.ContextApply) bool { return c.Status == v1alpha1.ApplyFailed })
+	}
+	if failed {
 		return errAlreadyReported{errors.New("apply failed")}
 	}
 	return nil

@@ -28,6 +28,9 @@ func RenderApplyText(w io.Writer, r *v1alpha1.ApplyReport) error {
 			fmt.Fprintf(w, "%s: %s\n", c.Name, f)
 		}
 	}
+	if err := renderWaves(w, r); err != nil {
+		return err
+	}
 	if len(r.Handoffs) > 0 {
 		fmt.Fprintf(w, "\nHandoffs (%d): the new contexts get each object first; the old one prunes it once every new copy is Current.\n", len(r.Handoffs))
 		for _, h := range r.Handoffs {
@@ -45,6 +48,26 @@ func RenderApplyText(w io.Writer, r *v1alpha1.ApplyReport) error {
 	}
 	for _, m := range r.Errors {
 		fmt.Fprintf(w, "error: %s\n", m)
+	}
+	return nil
+}
+
+// renderWaves lists a rollout's waves in order, and says when it paused.
+func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
+	if len(r.Waves) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "WAVE\tSTATUS\tCONTEXTS\tERROR")
+	for _, wv := range r.Waves {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wv.Name, wv.Status, joinNames(wv.Contexts), wv.Error)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Paused {
+		fmt.Fprintln(w, "Paused (--until-wave): the Pending waves are applied by the next apply.")
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 	m.refusal(p)
 	m.banners(p)
 	m.summary(p)
+	m.waves(p)
 	m.overrides(p)
 	m.section("Warnings", "warnings", "", escapeAll(p.Warnings))
 	m.section("Moves", "moves", "| object | from | to | |\n| --- | --- | --- | --- |\n", moveRows(p.Moves))
@@ -172,6 +173,23 @@ func (m *mdWriter) summary(p *v1alpha1.SplitPlan) {
 		rows[i] = fmt.Sprintf("| `%s` | %s | %d | %d | %s | %d |\n", cell(c.Name), c.State, len(c.Create), len(c.Update), prune, c.Unchanged)
 	}
 	m.lines(rows, "summary rows")
+}
+
+// waves lists spec.rollout's waves in order, open: the order the change
+// reaches the clusters in.
+func (m *mdWriter) waves(p *v1alpha1.SplitPlan) {
+	if len(p.Waves) == 0 {
+		return
+	}
+	rows := make([]string, len(p.Waves))
+	for i, w := range p.Waves {
+		rows[i] = fmt.Sprintf("| %d | `%s` | %s |\n", i+1, cell(w.Name), codeList(w.Contexts))
+	}
+	if !m.add("\n**Rollout waves**, applied in this order:\n\n| | wave | contexts |\n| ---: | --- | --- |\n") {
+		m.leave(len(rows), "wave rows")
+		return
+	}
+	m.lines(rows, "wave rows")
 }
 
 // overrides lists the etcd override changes, open: each changes where a

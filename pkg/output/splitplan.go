@@ -73,11 +73,24 @@ func refusedText(refused bool) string {
 func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	// The WAVE column only with spec.rollout: without it the table is
+	// as it always was.
+	waves := len(p.Waves) > 0
+	if waves {
+		fmt.Fprint(tw, "WAVE\t")
+	}
 	fmt.Fprintln(tw, "CONTEXT\tSTATE\tCREATE\tUPDATE\tPRUNE\tUNCHANGED\tNOTE")
 	for _, c := range p.Contexts {
 		note := ""
 		if c.MassPrune {
 			note = fmt.Sprintf("mass deletion: %d of %d", len(c.Prune), c.Previous)
+		}
+		if waves {
+			wave := p.WaveOf(c.Name)
+			if wave == "" {
+				wave = "-"
+			}
+			fmt.Fprintf(tw, "%s\t", wave)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", c.Name, c.State, len(c.Create), len(c.Update), len(c.Prune), c.Unchanged, note)
 	}

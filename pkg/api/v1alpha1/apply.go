@@ -25,6 +25,44 @@ type ApplyReport struct {
 	// input); Warnings did not.
 	Errors   []string `json:"errors"`
 	Warnings []string `json:"warnings"`
+	// Waves are spec.rollout's waves in order, as this run left them;
+	// absent without spec.rollout.
+	Waves []WaveApply `json:"waves,omitempty"`
+	// Paused is set when --until-wave stopped the run after that wave
+	// baked: the later waves are Pending, and a rerun resumes them.
+	Paused bool `json:"paused,omitempty"`
+}
+
+// WaveStatus is how one wave of a rollout ended.
+type WaveStatus string
+
+const (
+	// WaveApplied: every context of the wave is Applied or Unchanged (at
+	// least one Applied), Current, and stayed so for its bakeTime, or
+	// fewer than maxFailures of them failed.
+	WaveApplied WaveStatus = "Applied"
+	// WaveUnchanged: every context of the wave was Unchanged; no bake.
+	WaveUnchanged WaveStatus = "Unchanged"
+	// WaveHalted: more than maxFailures of its contexts failed (applying,
+	// reconciling, or during the bake): the rollout stopped here.
+	WaveHalted WaveStatus = "Halted"
+	// WaveSkipped: an earlier wave halted; its clusters got no write.
+	WaveSkipped WaveStatus = "Skipped"
+	// WavePending: --until-wave paused the rollout before it; a rerun
+	// applies it.
+	WavePending WaveStatus = "Pending"
+	// WaveRolledBack: its contexts got their previous packages again.
+	WaveRolledBack WaveStatus = "RolledBack"
+)
+
+// WaveApply is one wave of a rollout.
+type WaveApply struct {
+	Name     string     `json:"name"`
+	Contexts []string   `json:"contexts"`
+	Status   WaveStatus `json:"status"`
+	// Error says why the wave halted or was skipped: the contexts that
+	// failed and why.
+	Error string `json:"error,omitempty"`
 }
 
 // ApplyStatus is how one context's apply ended.
@@ -38,13 +76,22 @@ const (
 	// (all Current) already matched the new package: it got no write.
 	ApplyUnchanged ApplyStatus = "Unchanged"
 	// ApplyFailed: the context could not be read, applied, reconciled or
-	// pruned; OUT_DIR/<context> is unchanged.
+	// pruned; OUT_DIR/<context> is unchanged. In a rollout, a context whose
+	// object left Current during its wave's bake fails too; OUT_DIR then
+	// holds the new package its cluster received.
 	ApplyFailed ApplyStatus = "Failed"
 	// ApplySkipped: the context was not applied (the run was refused, or
 	// it left the config), or its prune was held back because a context
 	// that takes over some of its objects failed; OUT_DIR/<context> is
 	// unchanged.
 	ApplySkipped ApplyStatus = "Skipped"
+	// ApplyPending: --until-wave paused the rollout before the context's
+	// wave; it got no write, OUT_DIR/<context> is unchanged.
+	ApplyPending ApplyStatus = "Pending"
+	// ApplyRolledBack: the rollout failed, and the context, which this
+	// run changed, got the package it held before the run again;
+	// OUT_DIR/<context> holds that package.
+	ApplyRolledBack ApplyStatus = "RolledBack"
 )
 
 // ContextApply is one context's apply.
@@ -75,14 +122,19 @@ type Handoff struct {
 	To   []string  `json:"to"`
 }
 
-// Failed reports whether the run failed: an error, a failed context, or a
-// handoff left unfinished.
+// Failed reports whether the run failed: an error, a failed or rolled
+// back context, a halted wave, or a handoff left unfinished.
 func (r *ApplyReport) Failed() bool {
 	if len(r.Errors) > 0 || len(r.HeldInBoth) > 0 {
 		return true
 	}
 	for _, c := range r.Contexts {
-		if c.Status == ApplyFailed {
+		if c.Status == ApplyFailed || c.Status == ApplyRolledBack {
+			return true
+		}
+	}
+	for _, w := range r.Waves {
+		if w.Status == WaveHalted || w.Status == WaveRolledBack {
 			return true
 		}
 	}

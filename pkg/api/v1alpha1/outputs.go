@@ -180,6 +180,27 @@ type SplitPlan struct {
 	// Errors would make split refuse (and exit 1); Warnings would not.
 	Errors   []string `json:"errors"`
 	Warnings []string `json:"warnings"`
+	// Waves are spec.rollout's waves, in the order apply applies them;
+	// absent without spec.rollout.
+	Waves []PlanWave `json:"waves,omitempty"`
+}
+
+// PlanWave is one wave of a rollout and its contexts, in config order.
+type PlanWave struct {
+	Name     string   `json:"name"`
+	Contexts []string `json:"contexts"`
+}
+
+// WaveOf is the name of the wave a context belongs to, "" without one.
+func (p *SplitPlan) WaveOf(context string) string {
+	for _, w := range p.Waves {
+		for _, c := range w.Contexts {
+			if c == context {
+				return w.Name
+			}
+		}
+	}
+	return ""
 }
 
 // NewSplitPlan returns an empty plan, every list empty (not null).

@@ -10,7 +10,9 @@
 // parallel with a finite reconcile timeout, records a context in OUT_DIR
 // only once its cluster took it and reconciled, and hands a moving object
 // off: its new contexts get it first, its old one prunes it only once
-// every new copy is Current.
+// every new copy is Current. With spec.rollout the contexts are applied
+// wave by wave (waves.go), and a halted rollout can be rolled back
+// (rollback.go).
 package apply
 
 import (
@@ -22,7 +24,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -54,6 +55,11 @@ type Options struct {
 	DryRun bool
 	// Progress receives one line per step of each context; nil: none.
 	Progress io.Writer
+	// UntilWave, with spec.rollout, stops the run once that wave has
+	// baked: the later waves are Pending (ApplyReport.Paused).
+	UntilWave string
+	// OnFailure, when set, overrides spec.rollout.onFailure.
+	OnFailure v1alpha1.OnFailure
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -71,11 +77,12 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = DefaultReconcileTimeout
 	}
-	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress},
-		report: &v1alpha1.ApplyReport{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.ApplyReportKind), DryRun: opts.DryRun,
-			Contexts: []v1alpha1.ContextApply{}, Handoffs: []v1alpha1.Handoff{}, HeldInBoth: []v1alpha1.Handoff{},
-			Errors: []string{}, Warnings: []string{}}}
+	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress}, report: newReport(opts.DryRun),
+		waved: cfg.Config.Source.Spec.Rollout != nil}
 	if err := r.plan(in); err != nil {
+		return r.report, err
+	}
+	if err := r.checkRolloutOptions(); err != nil {
 		return r.report, err
 	}
 	kc, err := cluster.LoadKubeconfig(opts.Kubeconfig)
@@ -89,16 +96,35 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		return r.report, err
 	}
 	defer r.staged.Close()
+	if err := r.buildWaves(); err != nil {
+		return r.report, err
+	}
+	if !opts.DryRun {
+		// Without spec.rollout nothing is recorded, but a completed apply
+		// ends an unfinished rollout's record too.
+		if r.record, err = split.OpenRollout(r.outDir()); err != nil {
+			return r.report, err
+		}
+	}
 	r.prepareAll(ctx, kc)
 	if r.refuse(ctx) {
 		return r.report, ErrRefused
 	}
-	r.phase(ctx, r.firstPhase)
-	r.phase(ctx, r.secondPhase)
+	r.runWaves(ctx)
+	if r.halted != nil && r.record != nil && r.onFailure() == v1alpha1.OnFailureRollback {
+		r.rollBackAfterHalt(ctx, kc)
+	}
+	r.reportWaves()
 	r.heldInBoth()
-	if !opts.DryRun && !r.report.Failed() {
+	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {
 			return r.report, err
+		}
+		if r.record != nil && r.record.Exists() {
+			// The rollout completed: nothing is left to roll back.
+			if err := r.record.Remove(); err != nil {
+				return r.report, err
+			}
 		}
 	}
 	r.finishReport()
@@ -116,6 +142,21 @@ type run struct {
 	staged    *split.Staged
 	// targets are the contexts of the config, in config order.
 	targets []*target
+	// waves are the rollout's waves (one without spec.rollout); paused is
+	// set once --until-wave's wave has baked.
+	waves  []*wave
+	paused bool
+	// halted is the wave that halted the rollout.
+	halted *wave
+	// waved is set with spec.rollout (and for a rollback): progress
+	// lines per wave.
+	waved bool
+	// record keeps the previous packages of what a rollout changes;
+	// rollingBack is set for a run that applies them again, rollbackHeld
+	// are the handoffs a rollback after a halt left unfinished.
+	record       *split.RolloutRecord
+	rollingBack  bool
+	rollbackHeld []v1alpha1.Handoff
 }
 
 // outDir is OUT_DIR, what each context last received.
@@ -188,21 +229,6 @@ func (r *run) skipAll(why string) {
 	for _, c := range r.splitPlan.Contexts {
 		r.report.Contexts = append(r.report.Contexts, v1alpha1.ContextApply{Name: c.Name, Status: v1alpha1.ApplySkipped, Error: why})
 	}
-}
-
-// phase runs step on every context, --parallel at a time.
-func (r *run) phase(ctx context.Context, step func(context.Context, *target)) {
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
-	for _, t := range r.targets {
-		g.Go(func() error {
-			step(ctx, t)
-			return nil
-		})
-	}
-	_ = g.Wait()
 }
 
 // finishReport lists the contexts in config order, then the dropped ones.

@@ -46,6 +46,14 @@ type target struct {
 	// inSync is set when the context needed no apply at all.
 	inSync bool
 	done   bool
+	// pruneTried is set once its second phase ran; pendingHandoff when a
+	// paused run leaves its handoffs to a later wave's contexts.
+	pruneTried     bool
+	pendingHandoff bool
+	// rolledBack is set once a rollback after a halt took the context over.
+	rolledBack bool
+	// wave is the rollout wave it belongs to.
+	wave   *wave
 	report v1alpha1.ContextApply
 }
 

@@ -1,0 +1,106 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rolloutBenchBake is the canary's bakeTime in BenchmarkRolloutVsAllAtOnce.
+const rolloutBenchBake = 3 * time.Second
+
+// BenchmarkRolloutVsAllAtOnce (issue 28) compares, on three real clusters
+// it starts itself, a change rolled out in two waves (the canary A, then B
+// and C) minus its bake time with the same change applied to the three
+// contexts at once, on two packages of the same shape (their own
+// namespaces and inventories). It runs once whatever b.N is, and reports
+// the ratio waved/all-at-once.
+func BenchmarkRolloutVsAllAtOnce(b *testing.B) {
+	bin := shardRouter(b)
+	dir := b.TempDir()
+	creds := clusterNewCreds(b, dir)
+	var servers []*clusterAPIServer
+	for _, name := range []string{"A", "B", "C"} {
+		etcd := clusterStartEtcd(b, dir, "bench-etcd-"+strings.ToLower(name))
+		etcd.waitReady(b)
+		servers = append(servers, clusterStartAPIServer(b, dir, name, creds, etcd, ""))
+	}
+	for _, s := range servers {
+		s.waitReady(b)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	clusterWriteKubeconfig(b, kubeconfig, creds.Token, servers...)
+
+	const namespaces, configMaps = 4, 49 // per context: 4 x (1 + 49) = 200 objects
+	apply := func(prefix string, waved bool, value string) time.Duration {
+		pkg := benchRolloutPackage(b, dir, prefix, waved, value, namespaces, configMaps)
+		out := filepath.Join(dir, prefix+"-out")
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			b.Fatal(err)
+		}
+		start := time.Now()
+		mustRun(b, cmdSpec{Timeout: 10 * time.Minute}, bin, "apply", pkg, "--out", out, "--kubeconfig", kubeconfig)
+		return time.Since(start)
+	}
+	apply("wv", true, "v1")
+	apply("all", false, "v1")
+	// The change, alternating who goes first.
+	waved := apply("wv", true, "v2")
+	all := apply("all", false, "v2")
+	waved2 := apply("wv", true, "v3") - rolloutBenchBake
+	all2 := apply("all", false, "v3")
+	waved -= rolloutBenchBake
+	ratio := float64(waved+waved2) / float64(all+all2)
+	b.Logf("a change of %d objects in 3 contexts: waved minus its %s bake %s and %s, all at once %s and %s: ratio %.2f",
+		3*namespaces*(1+configMaps), rolloutBenchBake, waved.Round(time.Millisecond), waved2.Round(time.Millisecond),
+		all.Round(time.Millisecond), all2.Round(time.Millisecond), ratio)
+	b.ReportMetric(ratio, "waved-minus-bake-ratio")
+	b.ReportMetric((waved+waved2).Seconds()/2, "waved-minus-bake-s")
+	b.ReportMetric((all+all2).Seconds()/2, "all-at-once-s")
+}
+
+// benchRolloutPackage writes a package of namespaces per context
+// (prefix-a-N to A, and so on), each with configMaps ConfigMaps holding
+// value; waved adds spec.rollout: A as the canary with rolloutBenchBake,
+// then B and C.
+func benchRolloutPackage(b *testing.B, dir, prefix string, waved bool, value string, namespaces, configMaps int) string {
+	pkg := filepath.Join(dir, prefix+"-pkg")
+	writeFile(b, filepath.Join(pkg, "Kptfile"), fmt.Sprintf("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bench-%s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", prefix))
+	cfg := `apiVersion: shardrouter.dev/v1alpha1
+kind: ShardConfig
+metadata:
+  name: shards
+  annotations:
+    config.kubernetes.io/local-config: "true"
+spec:
+  contexts:
+  - name: A
+    labels: {stage: canary}
+    namespaceSelector: {matchLabels: {bench.shardrouter.dev/shard: a}}
+  - name: B
+    namespaceSelector: {matchLabels: {bench.shardrouter.dev/shard: b}}
+  - name: C
+    namespaceSelector: {matchLabels: {bench.shardrouter.dev/shard: c}}
+`
+	if waved {
+		cfg += fmt.Sprintf("  rollout:\n    waves:\n    - name: canary\n      contexts: {matchLabels: {stage: canary}}\n      bakeTime: %s\n    - name: rest\n      contexts: {}\n", rolloutBenchBake)
+	}
+	writeFile(b, filepath.Join(pkg, "shards.yaml"), cfg)
+	for _, shard := range []string{"a", "b", "c"} {
+		for n := range namespaces {
+			ns := fmt.Sprintf("%s-%s-%d", prefix, shard, n)
+			var s strings.Builder
+			fmt.Fprintf(&s, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    bench.shardrouter.dev/shard: %s\n", ns, shard)
+			for c := range configMaps {
+				fmt.Fprintf(&s, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, value)
+			}
+			writeFile(b, filepath.Join(pkg, ns+".yaml"), s.String())
+		}
+	}
+	return pkg
+}
