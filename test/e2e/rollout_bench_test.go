@@ -19,7 +19,8 @@ const rolloutBenchBake = 3 * time.Second
 // and C) minus its bake time with the same change applied to the three
 // contexts at once, on two packages of the same shape (their own
 // namespaces and inventories). It runs once whatever b.N is, and reports
-// the ratio waved/all-at-once.
+// the ratio waved/all-at-once and the write requests each side sent (the
+// clusters' audit logs).
 func BenchmarkRolloutVsAllAtOnce(b *testing.B) {
 	bin := shardRouter(b)
 	dir := b.TempDir()
@@ -37,31 +38,46 @@ func BenchmarkRolloutVsAllAtOnce(b *testing.B) {
 	clusterWriteKubeconfig(b, kubeconfig, creds.Token, servers...)
 
 	const namespaces, configMaps = 4, 49 // per context: 4 x (1 + 49) = 200 objects
-	apply := func(prefix string, waved bool, value string) time.Duration {
+	// apply returns how long the apply took and how many write requests
+	// it sent to the three clusters.
+	apply := func(prefix string, waved bool, value string) (time.Duration, int) {
 		pkg := benchRolloutPackage(b, dir, prefix, waved, value, namespaces, configMaps)
 		out := filepath.Join(dir, prefix+"-out")
 		if err := os.MkdirAll(out, 0o755); err != nil {
 			b.Fatal(err)
 		}
+		marks := make([]int64, len(servers))
+		for i, s := range servers {
+			marks[i] = s.auditMark(b)
+		}
 		start := time.Now()
 		mustRun(b, cmdSpec{Timeout: 10 * time.Minute}, bin, "apply", pkg, "--out", out, "--kubeconfig", kubeconfig)
-		return time.Since(start)
+		took := time.Since(start)
+		writes := 0
+		for i, s := range servers {
+			writes += len(s.writesSince(b, marks[i]))
+		}
+		return took, writes
 	}
 	apply("wv", true, "v1")
 	apply("all", false, "v1")
 	// The change, alternating who goes first.
-	waved := apply("wv", true, "v2")
-	all := apply("all", false, "v2")
-	waved2 := apply("wv", true, "v3") - rolloutBenchBake
-	all2 := apply("all", false, "v3")
+	waved, wavedWrites := apply("wv", true, "v2")
+	all, allWrites := apply("all", false, "v2")
+	waved2, wavedWrites2 := apply("wv", true, "v3")
+	all2, allWrites2 := apply("all", false, "v3")
 	waved -= rolloutBenchBake
+	waved2 -= rolloutBenchBake
 	ratio := float64(waved+waved2) / float64(all+all2)
 	b.Logf("a change of %d objects in 3 contexts: waved minus its %s bake %s and %s, all at once %s and %s: ratio %.2f",
 		3*namespaces*(1+configMaps), rolloutBenchBake, waved.Round(time.Millisecond), waved2.Round(time.Millisecond),
 		all.Round(time.Millisecond), all2.Round(time.Millisecond), ratio)
+	b.Logf("write requests: waved %d and %d, all at once %d and %d", wavedWrites, wavedWrites2, allWrites, allWrites2)
 	b.ReportMetric(ratio, "waved-minus-bake-ratio")
 	b.ReportMetric((waved+waved2).Seconds()/2, "waved-minus-bake-s")
 	b.ReportMetric((all+all2).Seconds()/2, "all-at-once-s")
+	b.ReportMetric(float64(wavedWrites+wavedWrites2)/2, "waved-writes")
+	b.ReportMetric(float64(allWrites+allWrites2)/2, "all-at-once-writes")
 }
 
 // benchRolloutPackage writes a package of namespaces per context
