@@ -55,9 +55,9 @@ var (
 
 // statusView is the status page.
 type statusView struct {
-	Doc       *v1alpha1.FleetStatus
-	Headline  string
-	InSync    int
+	Doc      *v1alpha1.FleetStatus
+	Headline string
+	InSync   int
 	// HasEngine adds the engine sync column: some context has its GitOps
 	// engine's status (a split for Flux).
 	HasEngine bool
