@@ -159,6 +159,7 @@ func runPlan(s Streams, f *planFlags, src string) error {
 		if err != nil {
 			return err
 		}
+		cfg.Router.ForEngine(engine)
 		// The engine's own objects are not compared: plan needs no repository.
 		opts := plan.Options{Split: split.Options{PackageName: f.name, Out: out, Engine: engine, Current: current}, AllowMassPrune: f.allowMassPrune, Diff: f.diff}
 		var layout *split.Layout

@@ -198,6 +198,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if err != nil {
 		return err
 	}
+	cfg.Router.ForEngine(engine)
 	current, err := handoffStatus(f.handoffStatus)
 	if err != nil {
 		return err

@@ -97,3 +97,39 @@ func TestPlanDuringHandoff(t *testing.T) {
 		t.Errorf("plan --engine flux during a hand-off:\n%s\nplan (kpt), which would prune the old copies:\n%s", fluxPlan, kptPlan)
 	}
 }
+
+// A move's warning (allowMoves) and refusal say who deletes the old copy:
+// kpt live apply for kpt's split; under a pulling engine, the engine once
+// it syncs, and the two-commit hand-off that keeps the old copy meanwhile.
+func TestMoveMessagesNameTheEngine(t *testing.T) {
+	flux := []string{"--engine", "flux", "--gitops-url", "https://git.example.com/f.git", "--gitops-path", "out"}
+	for _, tc := range []struct {
+		name          string
+		allowMoves    bool
+		engine        []string
+		want, notWant string
+	}{
+		{"kpt allowed", true, nil, "(allowMoves): kpt live apply --context ctx-00 will prune it unless", "handed off"},
+		{"flux allowed", true, flux, "(allowMoves): with --engine flux the move is handed off in two commits: split keeps it in ctx-00 as well (a pending hand-off recorded in OUT_DIR/_gitops) until --handoff-status shows it Current in ctx-01, and only then drops it from ctx-00", "kpt live apply"},
+		{"kpt refused", false, nil, "kpt live apply --context ctx-00 would delete", "once it syncs"},
+		{"flux refused", false, flux, "ctx-00's flux would prune them there once it syncs; set spec.allowMoves: true to move them on purpose (split then hands the move off in two commits", "kpt live apply"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pkg := copySplitPackage(t)
+			if tc.allowMoves {
+				cfg := filepath.Join(pkg, "shards.yaml")
+				writeTestFile(t, cfg, strings.Replace(readTestFile(t, cfg), "spec:\n", "spec:\n  allowMoves: true\n", 1))
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if code, _, stderr := execCLI(t, "", append([]string{"split", pkg, "-o", out}, tc.engine...)...); code != 0 {
+				t.Fatalf("split: %s", stderr)
+			}
+			ns := filepath.Join(pkg, "namespaces.yaml")
+			writeTestFile(t, ns, strings.Replace(readTestFile(t, ns), `shard: "00"`, `shard: "01"`, 1))
+			_, _, stderr := execCLI(t, "", append([]string{"split", pkg, "-o", out}, tc.engine...)...)
+			if !strings.Contains(stderr, tc.want) || strings.Contains(stderr, tc.notWant) {
+				t.Errorf("the move's split says:\n%s\nwant %q, and no %q", stderr, tc.want, tc.notWant)
+			}
+		})
+	}
+}

@@ -63,6 +63,15 @@ last applied, read from --flux-context (the management cluster) or each
 context's own cluster, and the Kustomization's inventory stands for the
 ResourceGroup: an object is applied when Flux's inventory holds it.
 
+For a split for Argo CD or Config Sync (split --engine argocd|configsync),
+health and drift are read for every object of each context's directory as
+above, but the engine keeps the inventory where status cannot read it
+without the engine (Argo CD in its Application and a tracking annotation
+on each object; Config Sync in a ResourceGroup of its own, named after the
+RootSync): the inventory is unknown, extras and not applied say unknown,
+the output says so for each context, and such a context is never in sync
+(--detailed-exitcode exits 2).
+
 Contexts are read in parallel (--parallel), each bounded by --timeout;
 objects are read with one list per kind and namespace (a get each when
 there are fewer than 16). A context that cannot be reached is reported as

@@ -54,6 +54,9 @@ func contextState(c v1alpha1.ContextStatus) string {
 		return "error"
 	case c.Inventory.State == v1alpha1.InventoryMissing:
 		return "inventory missing"
+	case c.Inventory.EngineKeeps() && countContext(c).attention == 0:
+		// Never "in sync": the extras were not checked.
+		return "extras not known"
 	case c.InSync():
 		return "in sync"
 	}
@@ -62,13 +65,16 @@ func contextState(c v1alpha1.ContextStatus) string {
 
 // statusHeadline is the fleet in one sentence.
 func statusHeadline(s *v1alpha1.FleetStatus) string {
-	inSync, failed, attention := 0, 0, 0
+	inSync, failed, attention, unknownExtras := 0, 0, 0, 0
 	for _, c := range s.Contexts {
 		switch {
 		case c.Failed():
 			failed++
 		case c.InSync():
 			inSync++
+		}
+		if c.Inventory.EngineKeeps() {
+			unknownExtras++
 		}
 		attention += countContext(c).attention
 	}
@@ -79,7 +85,19 @@ func statusHeadline(s *v1alpha1.FleetStatus) string {
 	if failed > 0 {
 		h += fmt.Sprintf(" %d context(s) unreachable or failed.", failed)
 	}
+	if unknownExtras > 0 {
+		h += fmt.Sprintf(" %d context(s) not checked for inventory extras (their engine keeps the inventory).", unknownExtras)
+	}
 	return h
+}
+
+// inventoryCount is a count of the inventory's extras or not-applied
+// objects, or "unknown" when the engine keeps the inventory (not read).
+func inventoryCount(c v1alpha1.ContextStatus, n int) string {
+	if c.Inventory.EngineKeeps() {
+		return "unknown"
+	}
+	return fmt.Sprint(n)
 }
 
 // attentionNote says why an object needs attention, beyond its status
@@ -116,13 +134,18 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	fmt.Fprintln(tw, "CONTEXT\tSTATE\tINVENTORY\tOBJECTS\tCURRENT\tNOT-CURRENT\tDRIFTED\tEXTRA\tNOT-APPLIED")
 	for _, c := range s.Contexts {
 		n := countContext(c)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Name, contextState(c), c.Inventory.State,
-			n.objects, n.current, n.notCurrent, n.drifted, n.extra, n.notApplied)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", c.Name, contextState(c), c.Inventory.State,
+			n.objects, n.current, n.notCurrent, n.drifted, inventoryCount(c, n.extra), inventoryCount(c, n.notApplied))
 	}
 	if err := flushTrimmed(w, tw, &buf); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s\n", statusHeadline(s))
+	for _, c := range s.Contexts {
+		if c.Inventory.EngineKeeps() {
+			fmt.Fprintf(w, "\n%s: %s\n", c.Name, c.Inventory.Note)
+		}
+	}
 	for _, c := range s.Contexts {
 		if c.Error != "" {
 			fmt.Fprintf(w, "\n%s: %s: %s\n", c.Name, contextState(c), c.Error)
@@ -178,6 +201,8 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 		} else if c.Inventory.State == v1alpha1.InventoryMissing {
 			warns = append(warns, fmt.Sprintf("> :warning: `%s` has no inventory `%s/%s`: never applied, or deleted.\n",
 				cell(c.Name), cell(c.Inventory.Namespace), cell(c.Inventory.Name)))
+		} else if c.Inventory.EngineKeeps() {
+			warns = append(warns, fmt.Sprintf("> :grey_question: `%s`: %s\n", cell(c.Name), escape(c.Inventory.Note)))
 		}
 	}
 	if len(warns) > 0 {
@@ -187,8 +212,12 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, c := range s.Contexts {
 		n := countContext(c)
+		extra, notApplied := bold(n.extra), bold(n.notApplied)
+		if c.Inventory.EngineKeeps() {
+			extra, notApplied = "unknown", "unknown"
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |\n", cell(c.Name), contextState(c), c.Inventory.State,
-			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), bold(n.extra), bold(n.notApplied))
+			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), extra, notApplied)
 	}
 	for _, c := range s.Contexts {
 		n := countContext(c)

@@ -107,3 +107,51 @@ func TestStatusJSONRoundTrip(t *testing.T) {
 		t.Errorf("drift is not false or the list of fields:\n%s", b.String())
 	}
 }
+
+// A context whose engine keeps the inventory (a split for Argo CD): every
+// format says the extras are not known, keeps the extra and not-applied
+// columns with "unknown" in them, and never calls it in sync; an object
+// that needs attention for its drift is still listed.
+func TestStatusEngineKeepsInventory(t *testing.T) {
+	note := "inventory extras not known for argocd: Argo CD keeps what it applied"
+	ok := objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectInventoryUnknown)
+	drifted := objStatus(ref("", "ConfigMap", "payments", "b"), v1alpha1.StatusCurrent, v1alpha1.ObjectInventoryUnknown, "data.color")
+	inv := v1alpha1.InventoryState{Namespace: "argocd", Name: "shop-a", State: v1alpha1.InventoryUnknown, Engine: "argocd", Note: note}
+	s := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Contexts: []v1alpha1.ContextStatus{
+		{Name: "eu-shard-00", Reachable: true, Inventory: inv, Objects: []v1alpha1.ObjectStatus{ok}},
+		{Name: "eu-shard-01", Reachable: true, Inventory: inv, Objects: []v1alpha1.ObjectStatus{ok, drifted}},
+	}}
+	var table, md, page bytes.Buffer
+	if err := RenderStatusTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusHTML(&page, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"eu-shard-00  extras not known  unknown    1        1        0            0        unknown  unknown",
+		"eu-shard-01  needs attention   unknown    2        2        0            1        unknown  unknown",
+		"0 of 2 contexts in sync. 1 object(s) need attention. 2 context(s) not checked for inventory extras",
+		"eu-shard-00: " + note, "ConfigMap payments/b", "\n\nNeeds attention in eu-shard-01 (1):",
+	} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
+		}
+	}
+	if strings.Contains(table.String(), "ConfigMap payments/a") || strings.Contains(table.String(), "in sync ") {
+		t.Errorf("the table lists the Current object or calls a context in sync:\n%s", table.String())
+	}
+	for _, want := range []string{"| `eu-shard-00` | extras not known | unknown | 1 | 1 | 0 | 0 | unknown | unknown |", ":grey_question: `eu-shard-00`: " + note} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+	for _, want := range []string{`data-label="extra"><span class="warn">? unknown</span>`, `data-inventory-note="eu-shard-01">? <code>eu-shard-01</code>: ` + note} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+}

@@ -55,9 +55,12 @@ var (
 
 // statusView is the status page.
 type statusView struct {
-	Doc       *v1alpha1.FleetStatus
-	Headline  string
-	InSync    int
+	Doc      *v1alpha1.FleetStatus
+	Headline string
+	InSync   int
+	// HasEngine adds the engine sync column: some context has its GitOps
+	// engine's status (a split for Flux).
+	HasEngine bool
 	Failed    []statusRow
 	Rows      []statusRow
 	Attention []attentionGroup
@@ -124,6 +127,9 @@ func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 		row := statusRow{ContextStatus: c, State: contextState(c), Signal: contextSignal(c), Objects: n.objects, Current: n.current,
 			NotCurrent: n.notCurrent, Drifted: n.drifted, Extra: n.extra, NotApplied: n.notApplied, Att: n.attention}
 		v.Rows = append(v.Rows, row)
+		if c.Engine != nil {
+			v.HasEngine = true
+		}
 		if c.InSync() {
 			v.InSync++
 		}

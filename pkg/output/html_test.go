@@ -84,6 +84,29 @@ func htmlStatus64() *v1alpha1.FleetStatus {
 	return s
 }
 
+// htmlStatusEngine is a split for Flux on three contexts: one whose
+// Kustomization is Ready at a revision, one whose Kustomization failed (with
+// a message to show and escape), one whose Kustomization is missing.
+func htmlStatusEngine() *v1alpha1.FleetStatus {
+	s := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind)}
+	for i, e := range []v1alpha1.EngineStatus{
+		{Ready: "True", Reason: "ReconciliationSucceeded", Revision: "main@sha1:3f9a2c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39", Message: "Applied revision: main@sha1:3f9a2c1e"},
+		{Ready: "False", Reason: "HealthCheckFailed", Revision: "main@sha1:0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c", Message: "Deployment/payments/api <status> InProgress: timeout waiting"},
+		{},
+	} {
+		name := fmt.Sprintf("eu-shard-%02d", i)
+		e.Engine, e.Kind, e.Namespace, e.Name = "flux", "Kustomization", "flux-system", "shop-"+name
+		inv := v1alpha1.InventoryState{Namespace: e.Namespace, Name: e.Name, State: v1alpha1.InventoryFound}
+		objs := []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectApplied)}
+		if e.Ready == "" {
+			inv.State = v1alpha1.InventoryMissing
+			objs = []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusNotFound, v1alpha1.ObjectNotApplied)}
+		}
+		s.Contexts = append(s.Contexts, v1alpha1.ContextStatus{Name: name, Reachable: true, Inventory: inv, Engine: &e, Objects: objs})
+	}
+	return s
+}
+
 // htmlPlan2 is a two-context plan with every part: creates, updates with
 // a diff, prunes with a mass deletion, a refused and an allowed move, a
 // refused datastore change, an etcd override change, errors and warnings.
@@ -231,6 +254,8 @@ func htmlCases() map[string]htmlCase {
 	for n, s := range map[int]*v1alpha1.FleetStatus{2: htmlStatus2(), 64: htmlStatus64()} {
 		cases[fmt.Sprintf("status-%d", n)] = htmlCase{"status", s, func(b *bytes.Buffer) error { return RenderStatusHTML(b, s) }}
 	}
+	engine := htmlStatusEngine()
+	cases["status-engine"] = htmlCase{"status", engine, func(b *bytes.Buffer) error { return RenderStatusHTML(b, engine) }}
 	for n, p := range map[int]*v1alpha1.SplitPlan{2: htmlPlan2(), 64: htmlPlan64()} {
 		cases[fmt.Sprintf("plan-%d", n)] = htmlCase{"plan", p, func(b *bytes.Buffer) error { return RenderPlanHTML(b, p) }}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shard-router/shard-router/pkg/config"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/kinds"
 )
 
@@ -60,6 +61,9 @@ type Router struct {
 	cfg *config.Config
 	// ref identifies the function config, which is never routed.
 	ref Ref
+	// engine is who applies the split (ForEngine); "" and kpt: kpt live
+	// apply.
+	engine gitops.Engine
 }
 
 // Ref identifies an object by apiVersion, kind, namespace and name.
@@ -69,6 +73,14 @@ type Ref struct{ APIVersion, Kind, Namespace, Name string }
 func New(cfg *config.Config) *Router {
 	s := cfg.Source
 	return &Router{cfg: cfg, ref: Ref{APIVersion: s.APIVersion, Kind: s.Kind, Namespace: s.Namespace, Name: s.Name}}
+}
+
+// ForEngine says who applies the split (split and plan --engine), for the
+// move messages: under a pulling engine a move is handed off in two
+// commits, not pruned by kpt live apply. Routing itself is the same.
+func (r *Router) ForEngine(e gitops.Engine) *Router {
+	r.engine = e
+	return r
 }
 
 // WithConfigRef sets the identity of the function config as kpt passed it,

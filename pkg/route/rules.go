@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/gitops"
 )
 
 // route decides one object: the rules, in this order, until one decides;
@@ -63,6 +64,8 @@ type subject struct {
 type refusedMove struct {
 	problem           int
 	from, to, dropped string
+	// engine is who applies the split: its words for the deletion.
+	engine gitops.Engine
 }
 
 // nsState caches what routing knows of one Namespace of the package.
@@ -239,16 +242,21 @@ func (r *Router) moves(p *Routing, s *subject) {
 	old := strings.Join(o.Previous, ",")
 	field := "metadata.annotations[" + v1alpha1.ContextAnnotation + "]"
 	if r.cfg.Policy.AllowMoves {
-		p.Problems = append(p.Problems, Problem{Object: s.i, Severity: Warning, Field: field,
-			Message: fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
-				o.Describe(), old, newNames, strings.Join(dropped, ","))})
+		msg := fmt.Sprintf("%s moves from %q to %q (allowMoves): kpt live apply --context %s will prune it unless its live object carries cli-utils.sigs.k8s.io/on-remove: keep",
+			o.Describe(), old, newNames, strings.Join(dropped, ","))
+		if r.engine.Pulls() {
+			from := strings.Join(dropped, ",")
+			msg = fmt.Sprintf("%s moves from %q to %q (allowMoves): with --engine %s the move is handed off in two commits: split keeps it in %s as well (a pending hand-off recorded in OUT_DIR/%s) until --handoff-status shows it Current in %s, and only then drops it from %s, so the engine prunes the old copy only after the new one exists",
+				o.Describe(), old, newNames, r.engine, from, gitops.Dir, newNames, from)
+		}
+		p.Problems = append(p.Problems, Problem{Object: s.i, Severity: Warning, Field: field, Message: msg})
 		d.Dropped = dropped
 		return
 	}
 	if ns := s.ns; ns != nil && ns.refusedMove != nil {
 		ns.movers = append(ns.movers, s.i) // reported with its Namespace's move
 	} else {
-		m := &refusedMove{problem: len(p.Problems), from: old, to: newNames, dropped: strings.Join(dropped, ",")}
+		m := &refusedMove{problem: len(p.Problems), from: old, to: newNames, dropped: strings.Join(dropped, ","), engine: r.engine}
 		p.errorf(s.i, field, "%s", m.message(o.Describe(), ""))
 		s.refusedMove = m
 	}
@@ -262,6 +270,10 @@ func (m *refusedMove) message(what, with string) string {
 	move, pronoun := fmt.Sprintf("%s would move from %q to %q", what, m.from, m.to), "it"
 	if with != "" {
 		move, pronoun = move+" with "+with+" in it", "them"
+	}
+	if m.engine.Pulls() {
+		return fmt.Sprintf("%s: %s's %s would prune %s there once it syncs; set spec.allowMoves: true to move %s on purpose (split then hands the move off in two commits: the old copies stay until the new ones are Current)",
+			move, m.dropped, m.engine, pronoun, pronoun)
 	}
 	return fmt.Sprintf("%s: kpt live apply --context %s would delete %s there; set spec.allowMoves: true to move %s on purpose",
 		move, m.dropped, pronoun, pronoun)

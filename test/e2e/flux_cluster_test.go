@@ -744,7 +744,7 @@ func (a *clusterAPIServer) applyYAML(t testing.TB, data string) {
 // apiPath is an object's URL path, for the kinds the Flux test applies.
 func apiPath(t testing.TB, apiVersion, kind, namespace, name string) string {
 	t.Helper()
-	plural := map[string]string{"Namespace": "namespaces", "Secret": "secrets", "CustomResourceDefinition": "customresourcedefinitions",
+	plural := map[string]string{"Namespace": "namespaces", "Secret": "secrets", "ConfigMap": "configmaps", "CustomResourceDefinition": "customresourcedefinitions",
 		"GitRepository": "gitrepositories", "Kustomization": "kustomizations",
 		"ApplicationSet": "applicationsets", "Application": "applications"}[kind]
 	if plural == "" {

@@ -109,8 +109,11 @@ func TestHTMLPagesInChromium(t *testing.T) {
 		}
 	})
 	for _, kind := range []string{"status", "plan", "report"} {
-		for _, n := range []int{2, 64} {
-			name := fmt.Sprintf("%s-%d", kind, n)
+		names := []string{kind + "-2", kind + "-64"}
+		if kind == "status" {
+			names = append(names, "status-engine") // a split for Flux: the engine sync column
+		}
+		for _, name := range names {
 			t.Run(name, func(t *testing.T) {
 				file := filepath.Join(pages, name+".html")
 				doc, err := os.ReadFile(filepath.Join(pages, name+".json"))
@@ -333,8 +336,30 @@ func checkStatusPage(t *testing.T, page browserPage, data []byte) {
 			reachable = "✕ no"
 		}
 		cells := row(t, page, c.Name)
+		extraText, notAppliedText := fmt.Sprint(extra), fmt.Sprint(notApplied)
+		if c.Inventory.EngineKeeps() {
+			extraText, notAppliedText = "? unknown", "? unknown"
+		}
 		wantCells(t, c.Name, cells, map[int]string{0: c.Name, 2: reachable, 4: fmt.Sprint(objects), 5: fmt.Sprint(current),
-			6: fmt.Sprint(notCurrent), 7: fmt.Sprint(drifted), 8: fmt.Sprint(extra), 9: fmt.Sprint(notApplied)})
+			6: fmt.Sprint(notCurrent), 7: fmt.Sprint(drifted), 8: extraText, 9: notAppliedText})
+		if e := c.Engine; e != nil {
+			// The engine's sync, in words: Ready and its reason, the
+			// revision, and the engine's object.
+			want := []string{"Ready=" + e.Ready, e.Reason, e.Revision, e.Engine + " " + e.Kind + " " + e.Namespace + "/" + e.Name}
+			if e.Ready == "" {
+				want[0] = e.Kind + " missing"
+			}
+			if e.Ready != "True" {
+				want = append(want, e.Message)
+			}
+			for _, w := range want {
+				if !strings.Contains(at(cells, 10), w) {
+					t.Errorf("%s: engine sync cell %q lacks %q", c.Name, at(cells, 10), w)
+				}
+			}
+		} else if len(cells) > 10 {
+			t.Errorf("%s: %d cells, no engine sync to show: %q", c.Name, len(cells), cells)
+		}
 		if !strings.Contains(cells[3], c.Inventory.State) || !strings.Contains(cells[3], c.Inventory.Namespace+"/"+c.Inventory.Name) {
 			t.Errorf("%s: inventory cell %q, want %s %s/%s", c.Name, cells[3], c.Inventory.State, c.Inventory.Namespace, c.Inventory.Name)
 		}

@@ -59,9 +59,20 @@ type InventoryState struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	// State is found, missing (never applied, or deleted) or unknown (not
-	// read: the context is unreachable or failed first).
+	// read: the context is unreachable or failed first, or Engine keeps
+	// it).
 	State string `json:"state"`
+	// Engine is the GitOps engine that keeps the context's inventory where
+	// shard-router cannot read it without the engine (argocd, configsync):
+	// then State is unknown, every object's inventory is unknown, extras
+	// are not known, and Note says why.
+	Engine string `json:"engine,omitempty"`
+	Note   string `json:"note,omitempty"`
 }
+
+// EngineKeeps reports whether the inventory is a GitOps engine's that was
+// not read: what the cluster holds beyond the package is not known.
+func (s InventoryState) EngineKeeps() bool { return s.Engine != "" && s.State == InventoryUnknown }
 
 // Inventory states.
 const (
@@ -84,8 +95,9 @@ type ObjectStatus struct {
 	// found or not in the package).
 	Drift Drift `json:"drift"`
 	// Inventory is applied (in the package and the live inventory), extra
-	// (in the live inventory only: the next apply prunes it) or notApplied
-	// (in the package only).
+	// (in the live inventory only: the next apply prunes it), notApplied
+	// (in the package only) or unknown (the engine's inventory was not
+	// read: InventoryState.Engine).
 	Inventory string `json:"inventory"`
 	// Error is why the object's status or drift is unknown.
 	Error string `json:"error,omitempty"`
@@ -96,6 +108,9 @@ const (
 	ObjectApplied    = "applied"
 	ObjectExtra      = "extra"
 	ObjectNotApplied = "notApplied"
+	// ObjectInventoryUnknown: the context's inventory is a GitOps engine's
+	// that shard-router cannot read.
+	ObjectInventoryUnknown = "unknown"
 )
 
 // Status values, as kstatus names them.
@@ -136,9 +151,12 @@ func (d *Drift) UnmarshalJSON(data []byte) error {
 }
 
 // NeedsAttention reports whether the object is anything but applied,
-// Current and in sync.
+// Current and in sync. An unknown inventory (an engine's, not read) is
+// said once for the context, not for each object: the object needs
+// attention for its status, drift or error alone.
 func (o ObjectStatus) NeedsAttention() bool {
-	return o.Status != StatusCurrent || len(o.Drift) > 0 || o.Inventory != ObjectApplied || o.Error != ""
+	inventoryOK := o.Inventory == ObjectApplied || o.Inventory == ObjectInventoryUnknown
+	return o.Status != StatusCurrent || len(o.Drift) > 0 || !inventoryOK || o.Error != ""
 }
 
 // Failed reports whether the context could not be read in full: it is
@@ -156,7 +174,9 @@ func (c ContextStatus) Failed() bool {
 }
 
 // InSync reports whether the context is reachable, its inventory found,
-// and every object applied, Current and without drift.
+// and every object applied, Current and without drift. A context whose
+// inventory an engine keeps (not read) is never in sync: its extras were
+// not checked.
 func (c ContextStatus) InSync() bool {
 	if c.Failed() || c.Inventory.State != InventoryFound || (c.Engine != nil && c.Engine.Ready != "True") {
 		return false

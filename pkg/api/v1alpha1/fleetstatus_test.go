@@ -81,6 +81,8 @@ func TestFleetStatusVerdicts(t *testing.T) {
 		{"inventory missing", ContextStatus{Name: "c", Reachable: true, Inventory: InventoryState{State: InventoryMissing}}, false, false},
 		{"unreachable", ContextStatus{Name: "c", Error: "connection refused", Inventory: InventoryState{State: InventoryUnknown}}, true, false},
 		{"context error", ContextStatus{Name: "c", Reachable: true, Error: "timed out", Inventory: inv}, true, false},
+		{"engine keeps the inventory", ContextStatus{Name: "c", Reachable: true, Inventory: InventoryState{State: InventoryUnknown, Engine: "argocd"},
+			Objects: []ObjectStatus{with(func(o *ObjectStatus) { o.Inventory = ObjectInventoryUnknown })}}, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := tc.ctx.Failed(); got != tc.failed {
@@ -94,6 +96,9 @@ func TestFleetStatusVerdicts(t *testing.T) {
 				t.Errorf("fleet: Failed() = %v, InSync() = %v; want %v, %v", fleet.Failed(), fleet.InSync(), tc.failed, tc.inSync)
 			}
 		})
+	}
+	if o := with(func(o *ObjectStatus) { o.Inventory = ObjectInventoryUnknown }); o.NeedsAttention() {
+		t.Error("a Current object without drift needs attention for its engine's inventory alone (said once per context)")
 	}
 	if !strings.Contains(ObjectStatus{ObjectRef: ObjectRef{Kind: "ConfigMap", Namespace: "n", Name: "c"}}.String(), "ConfigMap n/c") {
 		t.Error("ObjectStatus does not print as its ref")

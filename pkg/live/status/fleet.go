@@ -28,6 +28,10 @@ type fleet struct {
 	// flux maps each context to its Kustomization when OUT_DIR is a split
 	// for Flux (engine.go); nil otherwise.
 	flux map[string]types.NamespacedName
+	// untracked maps each context to its engine's object when OUT_DIR is a
+	// split for Argo CD or Config Sync, whose inventory status does not
+	// read (engine.go); nil otherwise.
+	untracked map[string]untracked
 }
 
 // openFleet reads OUT_DIR's contexts, checks that each of names (default:
@@ -57,7 +61,13 @@ func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux}, nil
+	var untr map[string]untracked
+	if flux == nil {
+		if untr, err = untrackedTargets(outDir); err != nil {
+			return nil, err
+		}
+	}
+	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux, untracked: untr}, nil
 }
 
 // conn is one context: its client factory (built as kpt builds its own),

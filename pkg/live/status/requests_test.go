@@ -53,7 +53,7 @@ func TestCheckObjectsRequests(t *testing.T) {
 	client := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		{Version: "v1", Resource: "configmaps"}: "ConfigMapList", {Version: "v1", Resource: "namespaces"}: "NamespaceList",
 	}, liveObjs...)
-	out, err := checkObjects(context.Background(), &conn{dynamic: client, mapper: testMapper()}, pkg, refs, DefaultFieldManager)
+	out, err := checkObjects(context.Background(), &conn{dynamic: client, mapper: testMapper()}, pkg, refs, true, DefaultFieldManager)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
 )
 
@@ -121,7 +123,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	}
 	st.Reachable = true
 	var pkg *cluster.Package
-	if fl.flux != nil {
+	if fl.flux != nil || fl.untracked != nil {
 		pkg, err = cluster.ReadObjects(c.factory, c.name, c.dir)
 	} else {
 		pkg, err = cluster.ReadPackage(c.factory, c.name, c.dir)
@@ -132,6 +134,22 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	}
 	var inv []v1alpha1.ObjectRef
 	var found bool
+	if fl.untracked != nil {
+		u, ok := fl.untracked[name]
+		if !ok {
+			st.Error = fmt.Sprintf("%s names no engine object for context %q", filepath.Join(fl.outDir, gitops.Dir), name)
+			return st
+		}
+		st.Inventory = v1alpha1.InventoryState{Namespace: u.namespace, Name: u.name, State: v1alpha1.InventoryUnknown,
+			Engine: string(u.engine), Note: u.note()}
+		objs, err := checkObjects(ctx, c, pkg, nil, false, opts.FieldManager)
+		if err != nil {
+			st.Error = contextError(ctx, err, opts.Timeout)
+			return st
+		}
+		st.Objects = objs
+		return st
+	}
 	if fl.flux != nil {
 		// The engine's object holds the context's inventory.
 		st.Engine, inv, found, err = fl.readKustomization(ctx, name, opts.FluxContext)
@@ -150,7 +168,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	if found {
 		st.Inventory.State = v1alpha1.InventoryFound
 	}
-	objs, err := checkObjects(ctx, c, pkg, inv, opts.FieldManager)
+	objs, err := checkObjects(ctx, c, pkg, inv, true, opts.FieldManager)
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
@@ -169,8 +187,10 @@ func contextError(ctx context.Context, err error, timeout time.Duration) string 
 }
 
 // checkObjects reads the package's objects and the inventory's in batches,
-// then computes each one's health, inventory state and drift.
-func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1alpha1.ObjectRef, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
+// then computes each one's health, inventory state and drift. Without
+// invKnown (an engine's inventory, not read) every object's inventory
+// state is unknown.
+func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1alpha1.ObjectRef, invKnown bool, fieldManager string) ([]v1alpha1.ObjectStatus, error) {
 	want := map[v1alpha1.ObjectRef]*unstructured.Unstructured{}
 	var refs []v1alpha1.ObjectRef
 	for _, u := range pkg.Objects {
@@ -200,6 +220,8 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	for _, r := range refs {
 		o := v1alpha1.ObjectStatus{ObjectRef: r, Inventory: v1alpha1.ObjectApplied}
 		switch {
+		case !invKnown:
+			o.Inventory = v1alpha1.ObjectInventoryUnknown
 		case want[r] == nil:
 			o.Inventory = v1alpha1.ObjectExtra
 		case !inInventory[r]:
