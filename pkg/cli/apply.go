@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/apply"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -62,7 +62,7 @@ timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is
 replaced by the new package only once that context's apply and reconcile
 succeeded, atomically, so OUT_DIR holds what each cluster last received, and a
 rerun retries exactly what failed. Unless --dry-run, apply holds a lock on
-OUT_DIR while it runs (a flock on OUT_DIR/` + input.LockFile + `, local to this
+OUT_DIR while it runs (a flock on OUT_DIR/` + outdir.LockFile + `, local to this
 machine): a second apply --out or split -o on the same directory fails at
 once, naming the holder's pid.
 
@@ -186,7 +186,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure}
 	var report *v1alpha1.ApplyReport
 	if f.rollback {
-		out, err := input.OpenExisting(f.out)
+		out, err := outdir.OpenExisting(f.out)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // ErrLocked is returned when another writer holds OUT_DIR's lock.
@@ -20,7 +20,7 @@ var ErrLocked = errors.New("is being written by another shard-router")
 // Lock is an advisory lock on an output directory, held by the commands
 // that write it (split -o, apply), so that two writers never interleave
 // their swaps and OUT_DIR keeps holding what each cluster last received.
-// It is a flock(2) on input.LockFile at OUT_DIR's top level: the kernel
+// It is a flock(2) on outdir.LockFile at OUT_DIR's top level: the kernel
 // releases it when its holder exits, even when killed.
 type Lock struct {
 	f       *os.File
@@ -34,7 +34,7 @@ type Lock struct {
 // still empty); without, a missing OUT_DIR is left for the caller to
 // refuse, and the lock is a no-op, as for a path that is no directory.
 func LockOutDir(dir string, create bool) (*Lock, error) {
-	l := &Lock{path: filepath.Join(dir, input.LockFile)}
+	l := &Lock{path: filepath.Join(dir, outdir.LockFile)}
 	// Unlock removes the lock file (and an OUT_DIR it created), so a file
 	// opened just before that may be locked once unlinked: retry on the
 	// file now at the path.
@@ -69,7 +69,7 @@ func (l *Lock) makeDir(dir string, create bool) (bool, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case err == nil:
-		return st.IsDir(), nil // input.OpenOutDir refuses a file
+		return st.IsDir(), nil // outdir.OpenOutDir refuses a file
 	case !errors.Is(err, fs.ErrNotExist) || !create:
 		return false, nil // left for the caller to refuse
 	}

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -29,7 +29,7 @@ func TestLockRefusesASecondWriter(t *testing.T) {
 		t.Fatalf("second lock: %v; want ErrLocked naming %s and pid %d", err, out, os.Getpid())
 	}
 	// A directory holding only a writer's lock is still empty to split.
-	d, err := input.OpenOutDir(out)
+	d, err := outdir.OpenOutDir(out)
 	if err != nil || d.Marked || len(d.Previous) > 0 {
 		t.Fatalf("OpenOutDir with only the lock: %+v, %v", d, err)
 	}
@@ -102,7 +102,7 @@ func TestLockKilledHolder(t *testing.T) {
 	}
 	_ = child.Wait()
 	// The killed holder left its lock file; the kernel released its lock.
-	if _, err := os.Stat(filepath.Join(out, input.LockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, outdir.LockFile)); err != nil {
 		t.Fatalf("want the killed holder's lock file left: %v", err)
 	}
 	l, err := split.LockOutDir(out, false)

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // RolloutDir, inside OUT_DIR, records an unfinished rollout: the package
@@ -23,7 +23,7 @@ const rolloutFile = "rollout.json"
 
 // RolloutRecord is OUT_DIR's record of an unfinished rollout.
 type RolloutRecord struct {
-	d   *input.OutDir
+	d   *outdir.OutDir
 	dir string
 	mu  sync.Mutex
 	// Waves are the rollout's wave names, in order.
@@ -47,7 +47,7 @@ type RecordedContext struct {
 
 // OpenRollout reads OUT_DIR's rollout record; Exists is false when there is
 // none (the last rollout finished, or none ran).
-func OpenRollout(d *input.OutDir) (*RolloutRecord, error) {
+func OpenRollout(d *outdir.OutDir) (*RolloutRecord, error) {
 	r := &RolloutRecord{d: d, dir: filepath.Join(d.Path, RolloutDir)}
 	data, err := os.ReadFile(filepath.Join(r.dir, rolloutFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -106,7 +106,7 @@ func (r *RolloutRecord) Save(context, wave string, waves []string) error {
 	}
 	rc := RecordedContext{Name: context, Wave: wave}
 	src := filepath.Join(r.d.Path, context)
-	if _, err := os.Stat(filepath.Join(src, input.RGFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(src, outdir.RGFile)); err == nil {
 		dst := r.PreviousDir(context)
 		if err := os.RemoveAll(dst); err != nil {
 			return err

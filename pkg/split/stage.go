@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // Staged holds the new context packages of a layout in a staging
@@ -18,7 +18,7 @@ import (
 // into OUT_DIR on its own (Commit): OUT_DIR/<context> always holds what
 // that context last received, whole.
 type Staged struct {
-	d      *input.OutDir
+	d      *outdir.OutDir
 	layout *Layout
 	tmp    string
 	// dry is set for a staging directory outside OUT_DIR (StageTemp),
@@ -34,7 +34,7 @@ type Staged struct {
 // inside the output directory, after the checks Write makes. Nothing in
 // OUT_DIR is changed until Commit, except that an interrupted run's
 // staging directories are cleaned up (see recoverStale).
-func Stage(d *input.OutDir, layout *Layout) (*Staged, error) {
+func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 	if layout.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
@@ -43,7 +43,7 @@ func Stage(d *input.OutDir, layout *Layout) (*Staged, error) {
 		target := filepath.Join(d.Path, pkg.Context)
 		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
 			return nil, fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
+				filepath.Join(d.Given, pkg.Context), outdir.ErrNotSplitDir, filepath.Join(d.Given, outdir.MarkerFile))
 		}
 	}
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
@@ -59,7 +59,7 @@ func Stage(d *input.OutDir, layout *Layout) (*Staged, error) {
 		}
 		d.Marked = true
 	}
-	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
+	tmp, err := os.MkdirTemp(d.Path, outdir.TmpPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func replaceDir(target, staged, old string) error {
 // recoverStale puts back a context directory that an interrupted swap
 // left in a stale staging directory (renamed aside, the new one not yet in
 // place), then deletes the stale staging directories.
-func recoverStale(d *input.OutDir) error {
+func recoverStale(d *outdir.OutDir) error {
 	for _, stale := range d.Stale {
 		aside := filepath.Join(stale, "old")
 		entries, err := os.ReadDir(aside)
@@ -216,7 +216,7 @@ func (pkg *Package) Objects() []v1alpha1.ObjectRef {
 	var refs []v1alpha1.ObjectRef
 	for _, f := range pkg.files {
 		for _, i := range f.items {
-			refs = append(refs, input.KeyOf(&pkg.layout.items[i].Object).Ref())
+			refs = append(refs, outdir.KeyOf(&pkg.layout.items[i].Object).Ref())
 		}
 	}
 	return refs

@@ -18,6 +18,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 const (
@@ -75,7 +76,7 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // are when every file already holds what split writes (see kept); those of
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
-func Write(d *input.OutDir, plan *Layout) error {
+func Write(d *outdir.OutDir, plan *Layout) error {
 	if plan.Results.ExitCode() != 0 {
 		return errors.New("the split has errors; nothing written")
 	}
@@ -94,7 +95,7 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := openForWrite(d); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
+	tmp, err := os.MkdirTemp(d.Path, outdir.TmpPrefix)
 	if err != nil {
 		return err
 	}
@@ -102,7 +103,7 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := writeMarker(tmp, nil, nil); err != nil {
 		return err
 	}
-	written, err := os.Lstat(filepath.Join(tmp, input.MarkerFile))
+	written, err := os.Lstat(filepath.Join(tmp, outdir.MarkerFile))
 	if err != nil {
 		return err
 	}
@@ -136,12 +137,12 @@ var beforeSwap func()
 
 // checkTargets refuses a context directory that exists but that split did
 // not write.
-func checkTargets(d *input.OutDir, plan *Layout, previous []string) error {
+func checkTargets(d *outdir.OutDir, plan *Layout, previous []string) error {
 	for _, pkg := range plan.Packages {
 		target := filepath.Join(d.Path, pkg.Context)
 		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
 			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
+				filepath.Join(d.Given, pkg.Context), outdir.ErrNotSplitDir, filepath.Join(d.Given, outdir.MarkerFile))
 		}
 	}
 	return nil
@@ -149,7 +150,7 @@ func checkTargets(d *input.OutDir, plan *Layout, previous []string) error {
 
 // openForWrite creates and marks the output directory, and restores what
 // an interrupted run left.
-func openForWrite(d *input.OutDir) error {
+func openForWrite(d *outdir.OutDir) error {
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func openForWrite(d *input.OutDir) error {
 
 // swapAll swaps the staged context directories in, moves those of dropped
 // contexts to old, and lists the new contexts in the marker.
-func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old string, keep *kept) error {
+func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old string, keep *kept) error {
 	// List old and new contexts while swapping, so an interrupted run
 	// leaves every directory it touched listed as split's.
 	var current []string
@@ -331,17 +332,17 @@ func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
 
 // writeMarker writes a marker file atomically.
 func writeMarker(dir string, contexts, files []string) error {
-	tmp := filepath.Join(dir, input.MarkerFile+".new")
+	tmp := filepath.Join(dir, outdir.MarkerFile+".new")
 	if err := os.WriteFile(tmp, markerText(contexts, files), fileMode); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, input.MarkerFile))
+	return os.Rename(tmp, filepath.Join(dir, outdir.MarkerFile))
 }
 
 // markerText is a marker file's content.
 func markerText(contexts, files []string) []byte {
 	var b strings.Builder
-	b.WriteString(input.MarkerFormat + "\n")
+	b.WriteString(outdir.MarkerFormat + "\n")
 	b.WriteString("# Written by shard-router split, which deletes and rewrites what this file lists\n")
 	b.WriteString("# on every run. Edit the source package, not these files.\n")
 	for _, c := range contexts {

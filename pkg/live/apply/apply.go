@@ -30,6 +30,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -41,7 +42,7 @@ const DefaultReconcileTimeout = 5 * time.Minute
 // Options tune Run.
 type Options struct {
 	// Plan are the plan's options; Plan.Split.Out (opened with
-	// input.OpenPrevious) is required: what each context last received.
+	// outdir.OpenPrevious) is required: what each context last received.
 	Plan plan.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
@@ -160,7 +161,7 @@ type run struct {
 }
 
 // outDir is OUT_DIR, what each context last received.
-func (r *run) outDir() *input.OutDir { return r.opts.Plan.Split.Out }
+func (r *run) outDir() *outdir.OutDir { return r.opts.Plan.Split.Out }
 
 func (r *run) contextNames() []string {
 	names := make([]string, len(r.layout.Packages))

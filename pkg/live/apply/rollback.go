@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -50,7 +50,7 @@ func (r *run) plannedUnchanged(t *target) bool {
 // Rollback rolls OUT_DIR's unfinished rollout back by hand (apply
 // --rollback): every context it recorded gets the package it held before
 // the rollout again, newest wave first. OUT_DIR must be locked.
-func Rollback(ctx context.Context, out *input.OutDir, opts Options) (*v1alpha1.ApplyReport, error) {
+func Rollback(ctx context.Context, out *outdir.OutDir, opts Options) (*v1alpha1.ApplyReport, error) {
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = DefaultReconcileTimeout
 	}
@@ -92,7 +92,7 @@ func newReport(dryRun bool) *v1alpha1.ApplyReport {
 }
 
 // rollbackRun is a run that applies the record's previous packages.
-func rollbackRun(opts Options, log *progress, rec *split.RolloutRecord, out *input.OutDir, report *v1alpha1.ApplyReport) *run {
+func rollbackRun(opts Options, log *progress, rec *split.RolloutRecord, out *outdir.OutDir, report *v1alpha1.ApplyReport) *run {
 	opts.Plan.Split.Out = out
 	return &run{opts: opts, log: log, report: report, record: rec, rollingBack: true, waved: true}
 }
@@ -171,7 +171,7 @@ func (r *run) prepareRollback(kc *cluster.Kubeconfig, t *target) error {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
 	cur := filepath.Join(r.outDir().Path, t.name)
-	if _, err := os.Stat(filepath.Join(cur, input.RGFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(cur, outdir.RGFile)); err == nil {
 		if t.old, err = cluster.ReadPackage(t.factory, t.name, cur); err != nil {
 			return err
 		}
