@@ -171,7 +171,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if !f.dryRun {
 		// apply replaces OUT_DIR's context directories: lock it before
 		// reading what each cluster last received.
-		lock, err := split.LockOutDir(f.out, false)
+		lock, err := outdir.LockOutDir(f.out, false)
 		if err != nil {
 			return err
 		}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/outdir"
-	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // A split -o while another writer holds OUT_DIR is refused at once and
@@ -16,7 +15,7 @@ import (
 func TestSplitRefusesALockedOutDir(t *testing.T) {
 	pkg := copySplitPackage(t)
 	out := filepath.Join(t.TempDir(), "out")
-	held, err := split.LockOutDir(out, true)
+	held, err := outdir.LockOutDir(out, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,7 +170,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context == "" && f.previous == "" && f.out != "" {
 		// The directory form writes OUT_DIR: lock it before reading the
 		// previous split, so that it is still what this run replaces.
-		lock, err := split.LockOutDir(f.out, true)
+		lock, err := outdir.LockOutDir(f.out, true)
 		if err != nil {
 			return err
 		}

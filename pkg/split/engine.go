@@ -88,7 +88,7 @@ func writeEngineDir(d *outdir.OutDir, files []gitops.File, staged, old string) e
 		paths[i] = f.Path
 	}
 	slices.Sort(paths)
-	marker := markerText([]string{gitops.Dir}, paths)
+	marker := outdir.MarkerText([]string{gitops.Dir}, paths)
 	if len(files) == 0 {
 		if exists {
 			return os.Rename(target, filepath.Join(old, gitops.Dir))
@@ -109,7 +109,7 @@ func writeEngineDir(d *outdir.OutDir, files []gitops.File, staged, old string) e
 	if err := os.WriteFile(filepath.Join(dir, outdir.MarkerFile), marker, fileMode); err != nil {
 		return err
 	}
-	if err := replaceDir(target, dir, filepath.Join(old, gitops.Dir)); err != nil {
+	if err := outdir.ReplaceDir(target, dir, filepath.Join(old, gitops.Dir)); err != nil {
 		return fmt.Errorf("replacing %s: %w", shown, err)
 	}
 	return nil

@@ -193,7 +193,7 @@ var errChanged = errors.New("changed since it was compared")
 // markerKept reports whether the previous directory's marker is the one
 // split writes for pkg.
 func (k *kept) markerKept(pkg *Package, pc *outdir.PrevContext) bool {
-	return k.onDisk(filepath.Join(pc.Dir(), outdir.MarkerFile), markerText([]string{pkg.Context}, pkg.paths()))
+	return k.onDisk(filepath.Join(pc.Dir(), outdir.MarkerFile), outdir.MarkerText([]string{pkg.Context}, pkg.paths()))
 }
 
 // fits reports whether a file is one split could have written as it is:

@@ -159,7 +159,7 @@ func (r *RolloutRecord) Restore(context string) error {
 	if err := copyDir(r.PreviousDir(context), tmp); err != nil {
 		return err
 	}
-	if err := replaceDir(filepath.Join(r.d.Path, context), tmp, aside); err != nil {
+	if err := outdir.ReplaceDir(filepath.Join(r.d.Path, context), tmp, aside); err != nil {
 		return fmt.Errorf("putting back %s: %w", filepath.Join(r.d.Given, context), err)
 	}
 	_ = os.RemoveAll(aside)

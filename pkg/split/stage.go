@@ -33,7 +33,7 @@ type Staged struct {
 // Stage writes every context package of the layout to a staging directory
 // inside the output directory, after the checks Write makes. Nothing in
 // OUT_DIR is changed until Commit, except that an interrupted run's
-// staging directories are cleaned up (see recoverStale).
+// staging directories are cleaned up (see outdir.RecoverStale).
 func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 	if layout.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
@@ -49,12 +49,12 @@ func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return nil, err
 	}
-	if err := recoverStale(d); err != nil {
+	if err := outdir.RecoverStale(d); err != nil {
 		return nil, err
 	}
 	if !d.Marked {
 		// Mark the directory before anything else, as Write does.
-		if err := writeMarker(d.Path, nil, nil); err != nil {
+		if err := outdir.WriteMarker(d.Path, nil, nil); err != nil {
 			return nil, err
 		}
 		d.Marked = true
@@ -64,7 +64,7 @@ func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 		return nil, err
 	}
 	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}, listed: previous}
-	if err := writeMarker(tmp, nil, nil); err != nil {
+	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -124,13 +124,13 @@ func (s *Staged) Commit(context string) error {
 	if !slices.Contains(s.listed, context) {
 		// List it first, so that the directory is known as split's.
 		listed := append(slices.Clone(s.listed), context)
-		if err := writeMarker(s.d.Path, listed, nil); err != nil {
+		if err := outdir.WriteMarker(s.d.Path, listed, nil); err != nil {
 			return err
 		}
 		s.listed = listed
 	}
 	target := filepath.Join(s.d.Path, context)
-	if err := replaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
+	if err := outdir.ReplaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
 		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.Given, context), err)
 	}
 	s.committed[context] = true
@@ -162,52 +162,11 @@ func (s *Staged) Finish() error {
 			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.Given, c), err)
 		}
 	}
-	return writeMarker(s.d.Path, current, nil)
+	return outdir.WriteMarker(s.d.Path, current, nil)
 }
 
 // Close removes the staging directory.
 func (s *Staged) Close() error { return os.RemoveAll(s.tmp) }
-
-// replaceDir puts staged at target. An existing target is exchanged with
-// staged atomically where the system can, else moved to old first.
-func replaceDir(target, staged, old string) error {
-	if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-		return os.Rename(staged, target)
-	}
-	if err := exchange(staged, target); err == nil {
-		return nil
-	} else if !errors.Is(err, errNoExchange) {
-		return err
-	}
-	return swap(target, staged, old)
-}
-
-// recoverStale puts back a context directory that an interrupted swap
-// left in a stale staging directory (renamed aside, the new one not yet in
-// place), then deletes the stale staging directories.
-func recoverStale(d *outdir.OutDir) error {
-	for _, stale := range d.Stale {
-		aside := filepath.Join(stale, "old")
-		entries, err := os.ReadDir(aside)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, e := range entries {
-			target := filepath.Join(d.Path, e.Name())
-			if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err := os.Rename(filepath.Join(aside, e.Name()), target); err != nil {
-				return fmt.Errorf("restoring %s from an interrupted run: %w", filepath.Join(d.Given, e.Name()), err)
-			}
-		}
-		if err := os.RemoveAll(stale); err != nil {
-			return err
-		}
-	}
-	d.Stale = nil
-	return nil
-}
 
 // Objects lists the package's resources (Kptfile and inventory aside) as
 // they are in the input: a namespaced resource without a namespace has

@@ -73,7 +73,7 @@ func TestStageRestoresAnInterruptedSwap(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := writeMarker(tmp, nil, nil); err != nil {
+	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(out, "ctx-a"), filepath.Join(tmp, "old", "ctx-a")); err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -22,8 +21,8 @@ import (
 )
 
 const (
-	dirMode  = 0o755
-	fileMode = 0o644
+	dirMode  = outdir.DirMode
+	fileMode = outdir.FileMode
 )
 
 // WriteStream writes the package's resources and its inventory
@@ -100,7 +99,7 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 		return err
 	}
 	defer removeStaging(tmp)
-	if err := writeMarker(tmp, nil, nil); err != nil {
+	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
 		return err
 	}
 	written, err := os.Lstat(filepath.Join(tmp, outdir.MarkerFile))
@@ -157,12 +156,12 @@ func openForWrite(d *outdir.OutDir) error {
 	if !d.Marked {
 		// Mark the directory before anything else, so that a failure
 		// leaves a directory the next run may clean.
-		if err := writeMarker(d.Path, nil, nil); err != nil {
+		if err := outdir.WriteMarker(d.Path, nil, nil); err != nil {
 			return err
 		}
 		d.Marked = true
 	}
-	return recoverStale(d)
+	return outdir.RecoverStale(d)
 }
 
 // swapAll swaps the staged context directories in, moves those of dropped
@@ -180,7 +179,7 @@ func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old stri
 			all = append(all, c)
 		}
 	}
-	if err := writeMarker(d.Path, all, nil); err != nil {
+	if err := outdir.WriteMarker(d.Path, all, nil); err != nil {
 		return err
 	}
 	for _, pkg := range plan.Packages {
@@ -193,7 +192,7 @@ func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old stri
 				return err
 			}
 		}
-		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
+		if err := outdir.ReplaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
 			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
 		}
 	}
@@ -206,7 +205,7 @@ func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old stri
 			return fmt.Errorf("removing %s: %w", filepath.Join(d.Given, c), err)
 		}
 	}
-	return writeMarker(d.Path, current, nil)
+	return outdir.WriteMarker(d.Path, current, nil)
 }
 
 // restage writes pkg to its staged directory, left empty while it was to
@@ -231,25 +230,6 @@ func removeStaging(tmp string) {
 	}
 	_ = yamlio.ForEach(writers, len(dirs), func(i int) error { return os.RemoveAll(dirs[i]) })
 	_ = os.RemoveAll(tmp)
-}
-
-// swap moves target (if any) to old, then staged to target, restoring
-// target if the second step fails.
-func swap(target, staged, old string) error {
-	moved := false
-	if _, err := os.Lstat(target); err == nil {
-		if err := os.Rename(target, old); err != nil {
-			return err
-		}
-		moved = true
-	}
-	if err := os.Rename(staged, target); err != nil {
-		if moved {
-			_ = os.Rename(old, target)
-		}
-		return err
-	}
-	return nil
 }
 
 // writers is how many files are rendered and written at once. Creating a
@@ -296,7 +276,7 @@ func stage(dir string, pkgs []*Package, sums *writtenSums, keep *kept) error {
 		if keep.keeps(pkg) {
 			continue
 		}
-		if err := writeMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, pkg.paths()); err != nil {
+		if err := outdir.WriteMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, pkg.paths()); err != nil {
 			return err
 		}
 	}
@@ -329,30 +309,3 @@ func writeAt(p string, data []byte, made *sync.Map) error {
 }
 
 func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
-
-// writeMarker writes a marker file atomically.
-func writeMarker(dir string, contexts, files []string) error {
-	tmp := filepath.Join(dir, outdir.MarkerFile+".new")
-	if err := os.WriteFile(tmp, markerText(contexts, files), fileMode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, outdir.MarkerFile))
-}
-
-// markerText is a marker file's content.
-func markerText(contexts, files []string) []byte {
-	var b strings.Builder
-	b.WriteString(outdir.MarkerFormat + "\n")
-	b.WriteString("# Written by shard-router split, which deletes and rewrites what this file lists\n")
-	b.WriteString("# on every run. Edit the source package, not these files.\n")
-	for _, c := range contexts {
-		b.WriteString("context " + c + "\n")
-	}
-	for _, f := range files {
-		b.WriteString("file " + f + "\n")
-	}
-	return []byte(b.String())
-}
-
-// errNoExchange: the system cannot exchange two directories atomically.
-var errNoExchange = errors.New("atomic directory exchange not supported")
