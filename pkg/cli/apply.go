@@ -88,7 +88,7 @@ Current. With onFailure: Rollback (or --on-failure rollback), a halted rollout
 applies again, newest wave first and with the same handoffs, the package each
 context it changed held before it (failed ones included): those end RolledBack,
 OUT_DIR holds those packages again, and the run exits 1. Until a rollout
-completes, OUT_DIR/` + split.RolloutDir + ` keeps those packages, so that
+completes, OUT_DIR/` + outdir.RolloutDir + ` keeps those packages, so that
 apply --rollback --out OUT_DIR rolls the last unfinished rollout back by hand,
 also after a kill. See docs/guides/rollout.md.
 

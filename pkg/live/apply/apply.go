@@ -103,7 +103,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if !opts.DryRun {
 		// Without spec.rollout nothing is recorded, but a completed apply
 		// ends an unfinished rollout's record too.
-		if r.record, err = split.OpenRollout(r.outDir()); err != nil {
+		if r.record, err = outdir.OpenRollout(r.outDir()); err != nil {
 			return r.report, err
 		}
 	}
@@ -155,7 +155,7 @@ type run struct {
 	// record keeps the previous packages of what a rollout changes;
 	// rollingBack is set for a run that applies them again, rollbackHeld
 	// are the handoffs a rollback after a halt left unfinished.
-	record       *split.RolloutRecord
+	record       *outdir.RolloutRecord
 	rollingBack  bool
 	rollbackHeld []v1alpha1.Handoff
 }
