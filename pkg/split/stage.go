@@ -3,7 +3,6 @@ package split
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,7 @@ import (
 type Staged struct {
 	d      *outdir.OutDir
 	layout *Layout
-	tmp    string
+	tmp    *outdir.Staging
 	// dry is set for a staging directory outside OUT_DIR (StageTemp),
 	// which is never committed.
 	dry       bool
@@ -59,16 +58,12 @@ func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 		}
 		d.Marked = true
 	}
-	tmp, err := os.MkdirTemp(d.Path, outdir.TmpPrefix)
+	tmp, err := outdir.NewStaging(d)
 	if err != nil {
 		return nil, err
 	}
 	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}, listed: previous}
-	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := stageAll(tmp, layout.Packages); err != nil {
+	if err := stage(tmp.New(), layout.Packages, nil, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -82,29 +77,20 @@ func (l *Layout) StageTemp() (*Staged, error) {
 	if l.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
-	tmp, err := os.MkdirTemp("", "shard-router-dry-run-")
+	tmp, err := outdir.NewDryStaging()
 	if err != nil {
 		return nil, err
 	}
 	s := &Staged{layout: l, tmp: tmp, dry: true, committed: map[string]bool{}}
-	if err := stageAll(tmp, l.Packages); err != nil {
+	if err := stage(tmp.New(), l.Packages, nil, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func stageAll(tmp string, pkgs []*Package) error {
-	for _, dir := range []string{"new", "old"} {
-		if err := os.Mkdir(filepath.Join(tmp, dir), dirMode); err != nil {
-			return err
-		}
-	}
-	return stage(filepath.Join(tmp, "new"), pkgs, nil, nil)
-}
-
 // Dir is the staged package of a context, ready for kpt live apply.
-func (s *Staged) Dir(context string) string { return filepath.Join(s.tmp, "new", context) }
+func (s *Staged) Dir(context string) string { return filepath.Join(s.tmp.New(), context) }
 
 // Commit replaces OUT_DIR/<context> with its staged package. On Linux the
 // two directories are exchanged in one rename (RENAME_EXCHANGE), so that
@@ -129,9 +115,8 @@ func (s *Staged) Commit(context string) error {
 		}
 		s.listed = listed
 	}
-	target := filepath.Join(s.d.Path, context)
-	if err := outdir.ReplaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
-		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.Given, context), err)
+	if err := s.tmp.Swap(s.d, context); err != nil {
+		return err
 	}
 	s.committed[context] = true
 	return nil
@@ -153,20 +138,14 @@ func (s *Staged) Finish() error {
 		}
 		current = append(current, pkg.Context)
 	}
-	for _, c := range s.layout.dropped {
-		target := filepath.Join(s.d.Path, c)
-		if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(target, filepath.Join(s.tmp, "old", c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.Given, c), err)
-		}
+	if err := s.tmp.Drop(s.d, s.layout.dropped); err != nil {
+		return err
 	}
 	return outdir.WriteMarker(s.d.Path, current, nil)
 }
 
 // Close removes the staging directory.
-func (s *Staged) Close() error { return os.RemoveAll(s.tmp) }
+func (s *Staged) Close() error { return s.tmp.Remove() }
 
 // Objects lists the package's resources (Kptfile and inventory aside) as
 // they are in the input: a namespaced resource without a namespace has

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -94,24 +93,16 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 	if err := openForWrite(d); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(d.Path, outdir.TmpPrefix)
+	tmp, err := outdir.NewStaging(d)
 	if err != nil {
 		return err
 	}
-	defer removeStaging(tmp)
-	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
-		return err
-	}
-	written, err := os.Lstat(filepath.Join(tmp, outdir.MarkerFile))
+	defer tmp.Remove()
+	written, err := os.Lstat(filepath.Join(tmp.Path, outdir.MarkerFile))
 	if err != nil {
 		return err
 	}
-	staged, old := filepath.Join(tmp, "new"), filepath.Join(tmp, "old")
-	for _, dir := range []string{staged, old} {
-		if err := os.Mkdir(dir, dirMode); err != nil {
-			return err
-		}
-	}
+	staged, old := tmp.New(), tmp.Old()
 	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages, written.Mode())
 	if err := stage(staged, plan.Packages, sums, keep); err != nil {
 		return err
@@ -122,7 +113,7 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 	if beforeSwap != nil {
 		beforeSwap()
 	}
-	if err := swapAll(d, plan, previous, staged, old, keep); err != nil {
+	if err := swapAll(d, plan, previous, tmp, keep); err != nil {
 		return err
 	}
 	if !engineDir {
@@ -166,7 +157,7 @@ func openForWrite(d *outdir.OutDir) error {
 
 // swapAll swaps the staged context directories in, moves those of dropped
 // contexts to old, and lists the new contexts in the marker.
-func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old string, keep *kept) error {
+func swapAll(d *outdir.OutDir, plan *Layout, previous []string, tmp *outdir.Staging, keep *kept) error {
 	// List old and new contexts while swapping, so an interrupted run
 	// leaves every directory it touched listed as split's.
 	var current []string
@@ -188,22 +179,16 @@ func swapAll(d *outdir.OutDir, plan *Layout, previous []string, staged, old stri
 				continue
 			}
 			// Changed since it was compared: write it after all.
-			if err := restage(staged, pkg); err != nil {
+			if err := restage(tmp.New(), pkg); err != nil {
 				return err
 			}
 		}
-		if err := outdir.ReplaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
-			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
+		if err := tmp.Swap(d, pkg.Context); err != nil {
+			return err
 		}
 	}
-	for _, c := range plan.dropped {
-		target := filepath.Join(d.Path, c)
-		if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(target, filepath.Join(old, c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(d.Given, c), err)
-		}
+	if err := tmp.Drop(d, plan.dropped); err != nil {
+		return err
 	}
 	return outdir.WriteMarker(d.Path, current, nil)
 }
@@ -215,21 +200,6 @@ func restage(staged string, pkg *Package) error {
 		return err
 	}
 	return stage(staged, []*Package{pkg}, nil, nil)
-}
-
-// removeStaging removes a staging directory, the context directories it
-// holds (the replaced packages) by several writers at once: removing
-// thousands of files waits on the filesystem.
-func removeStaging(tmp string) {
-	var dirs []string
-	for _, sub := range []string{"new", "old"} {
-		entries, _ := os.ReadDir(filepath.Join(tmp, sub))
-		for _, e := range entries {
-			dirs = append(dirs, filepath.Join(tmp, sub, e.Name()))
-		}
-	}
-	_ = yamlio.ForEach(writers, len(dirs), func(i int) error { return os.RemoveAll(dirs[i]) })
-	_ = os.RemoveAll(tmp)
 }
 
 // writers is how many files are rendered and written at once. Creating a
