@@ -700,3 +700,18 @@ func ReadOwnDir(dir, shown, name string) (files []string, exists bool, err error
 	files, _, err = checkContextDir(dir, shown, name)
 	return files, true, err
 }
+
+// CheckTargets refuses, before anything is written, a directory of one of
+// contexts that exists but that the root marker does not list: split did
+// not write it, and nothing split did not write is replaced.
+func (d *OutDir) CheckTargets(contexts []string) error {
+	previous := d.Contexts()
+	for _, c := range contexts {
+		target := filepath.Join(d.Path, c)
+		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, c) {
+			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
+				filepath.Join(d.Given, c), ErrNotSplitDir, filepath.Join(d.Given, MarkerFile))
+		}
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package split
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -38,12 +37,8 @@ func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
 	previous := d.Contexts()
-	for _, pkg := range layout.Packages {
-		target := filepath.Join(d.Path, pkg.Context)
-		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
-			return nil, fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), outdir.ErrNotSplitDir, filepath.Join(d.Given, outdir.MarkerFile))
-		}
+	if err := d.CheckTargets(layout.contexts()); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return nil, err
@@ -158,4 +153,13 @@ func (pkg *Package) Objects() []v1alpha1.ObjectRef {
 		}
 	}
 	return refs
+}
+
+// contexts names the layout's contexts, in its order.
+func (l *Layout) contexts() []string {
+	names := make([]string, len(l.Packages))
+	for i, pkg := range l.Packages {
+		names[i] = pkg.Context
+	}
+	return names
 }

@@ -79,7 +79,7 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 		return errors.New("the split has errors; nothing written")
 	}
 	previous := d.Contexts()
-	if err := checkTargets(d, plan, previous); err != nil {
+	if err := d.CheckTargets(plan.contexts()); err != nil {
 		return err
 	}
 	// A kpt split may have a context named like the engine directory: then
@@ -124,19 +124,6 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 
 // beforeSwap, set by tests only, runs between staging and swapping.
 var beforeSwap func()
-
-// checkTargets refuses a context directory that exists but that split did
-// not write.
-func checkTargets(d *outdir.OutDir, plan *Layout, previous []string) error {
-	for _, pkg := range plan.Packages {
-		target := filepath.Join(d.Path, pkg.Context)
-		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
-			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), outdir.ErrNotSplitDir, filepath.Join(d.Given, outdir.MarkerFile))
-		}
-	}
-	return nil
-}
 
 // openForWrite creates and marks the output directory, and restores what
 // an interrupted run left.
