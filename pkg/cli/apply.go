@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/apply"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -62,7 +62,7 @@ timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is
 replaced by the new package only once that context's apply and reconcile
 succeeded, atomically, so OUT_DIR holds what each cluster last received, and a
 rerun retries exactly what failed. Unless --dry-run, apply holds a lock on
-OUT_DIR while it runs (a flock on OUT_DIR/` + input.LockFile + `, local to this
+OUT_DIR while it runs (a flock on OUT_DIR/` + outdir.LockFile + `, local to this
 machine): a second apply --out or split -o on the same directory fails at
 once, naming the holder's pid.
 
@@ -88,7 +88,7 @@ Current. With onFailure: Rollback (or --on-failure rollback), a halted rollout
 applies again, newest wave first and with the same handoffs, the package each
 context it changed held before it (failed ones included): those end RolledBack,
 OUT_DIR holds those packages again, and the run exits 1. Until a rollout
-completes, OUT_DIR/` + split.RolloutDir + ` keeps those packages, so that
+completes, OUT_DIR/` + outdir.RolloutDir + ` keeps those packages, so that
 apply --rollback --out OUT_DIR rolls the last unfinished rollout back by hand,
 also after a kill. See docs/guides/rollout.md.
 
@@ -171,7 +171,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if !f.dryRun {
 		// apply replaces OUT_DIR's context directories: lock it before
 		// reading what each cluster last received.
-		lock, err := split.LockOutDir(f.out, false)
+		lock, err := outdir.LockOutDir(f.out, false)
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure}
 	var report *v1alpha1.ApplyReport
 	if f.rollback {
-		out, err := input.OpenExisting(f.out)
+		out, err := outdir.OpenExisting(f.out)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/cli"
-	"github.com/shard-router/shard-router/pkg/split"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 func TestApplyFlags(t *testing.T) {
@@ -41,7 +41,7 @@ func TestApplyFlags(t *testing.T) {
 // apply refuses an OUT_DIR that another writer holds, before reading it.
 func TestApplyRefusesALockedOutDir(t *testing.T) {
 	out := t.TempDir()
-	held, err := split.LockOutDir(out, false)
+	held, err := outdir.LockOutDir(out, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/progress"
@@ -198,8 +199,8 @@ func runPlan(s Streams, f *planFlags, src string) error {
 
 // readPrevious opens the previous split's output directory (what was last
 // applied), then reads the input, as plan and apply do.
-func readPrevious(s Streams, src, previous string) (*input.OutDir, *input.Input, error) {
-	out, err := input.OpenPrevious(previous)
+func readPrevious(s Streams, src, previous string) (*outdir.OutDir, *input.Input, error) {
+	out, err := outdir.OpenPrevious(previous)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -209,7 +210,7 @@ func readPrevious(s Streams, src, previous string) (*input.OutDir, *input.Input,
 
 // readWithPrevious is readPrevious, then the input's config, which must be
 // valid (apply; plan reports an invalid config in its plan instead).
-func readWithPrevious(s Streams, src, previous, config string) (*input.OutDir, *input.Input, *function.Engine, error) {
+func readWithPrevious(s Streams, src, previous, config string) (*outdir.OutDir, *input.Input, *function.Engine, error) {
 	out, in, err := readPrevious(s, src, previous)
 	if err != nil {
 		return nil, nil, nil, err

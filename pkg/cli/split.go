@@ -17,6 +17,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/progress"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -75,9 +76,9 @@ shard-router plan first to see what each cluster would gain and lose.
 Re-running regenerates every context directory completely, so files of deleted
 resources disappear; a context directory whose every file already holds what
 split writes is left as it is. split only deletes what it wrote (it marks its
-directories with ` + input.MarkerFile + ` files) and refuses to write into a
+directories with ` + outdir.MarkerFile + ` files) and refuses to write into a
 non-empty directory it did not create. While it writes, split holds a lock on
-OUT_DIR (a flock on OUT_DIR/` + input.LockFile + `, local to this machine): a
+OUT_DIR (a flock on OUT_DIR/` + outdir.LockFile + `, local to this machine): a
 second split -o or apply --out on the same directory fails at once, naming the
 holder's pid.
 
@@ -169,7 +170,7 @@ func runSplit(s Streams, f *splitFlags, src string) error {
 	if f.context == "" && f.previous == "" && f.out != "" {
 		// The directory form writes OUT_DIR: lock it before reading the
 		// previous split, so that it is still what this run replaces.
-		lock, err := split.LockOutDir(f.out, true)
+		lock, err := outdir.LockOutDir(f.out, true)
 		if err != nil {
 			return err
 		}
@@ -319,14 +320,14 @@ func splitResults(s Streams, layout *split.Layout) error {
 // splitOutDir opens the output directory, or for the pipe form the
 // previous split, which must exist: without it, nothing would check the
 // moves and the mass-deletion guard of a stream that kpt live apply prunes by.
-func splitOutDir(f *splitFlags) (*input.OutDir, error) {
+func splitOutDir(f *splitFlags) (*outdir.OutDir, error) {
 	switch {
 	case f.context == "" && f.previous != "":
 		return nil, errors.New("--previous is for the pipe form (--context NAME); the directory form reads its -o OUT_DIR")
 	case f.context == "" && f.out == "":
 		return nil, errors.New("split needs -o OUT_DIR (or --context NAME --previous OUT_DIR to write one context to stdout)")
 	case f.context == "":
-		return input.OpenOutDir(f.out)
+		return outdir.OpenOutDir(f.out)
 	case f.previous != "" && f.out != "" && f.previous != f.out:
 		return nil, errors.New("give the previous split once: --previous OUT_DIR (-o OUT_DIR means the same with --context)")
 	case f.previous == "" && f.out == "":
@@ -336,12 +337,12 @@ func splitOutDir(f *splitFlags) (*input.OutDir, error) {
 	if prev == "" {
 		prev = f.out
 	}
-	return input.OpenExisting(prev)
+	return outdir.OpenExisting(prev)
 }
 
 // readInput reads a package directory, or stdin for "-". An output
 // directory inside the package is never read back.
-func readInput(s Streams, src string, out *input.OutDir) (*input.Input, error) {
+func readInput(s Streams, src string, out *outdir.OutDir) (*input.Input, error) {
 	if src == "-" {
 		return input.ReadStream(s.In, ioOptions())
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/route"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -27,27 +28,27 @@ type comparison struct {
 	l     *split.Layout
 	items []function.Item
 	cfg   *config.Config
-	out   *input.OutDir
+	out   *outdir.OutDir
 	doc   *v1alpha1.SplitPlan
 	// contexts[i] are the contexts item i would be applied to: its route,
 	// or for a refused move the route it was refused; nil when it has
 	// none. unknown marks items whose route failed otherwise: the plan
 	// cannot say where they go, so it claims no prune of them.
 	contexts [][]int
-	unknown  map[input.ObjKey]bool
+	unknown  map[outdir.ObjKey]bool
 	// bases are the items' digests without their route annotations.
 	bases []input.Digest
 	// updates are the updated items per context, for the diffs.
 	updates map[string][]update
 	// same are, per context of the config, the objects of files that the
 	// new split would write byte for byte as the previous one did.
-	same []map[input.ObjKey]bool
+	same []map[outdir.ObjKey]bool
 	// perCtx are, per context of the config, the objects it would hold
 	// and their items.
-	perCtx []map[input.ObjKey]int
+	perCtx []map[outdir.ObjKey]int
 }
 
-func newComparison(l *split.Layout, cfg *config.Config, out *input.OutDir, doc *v1alpha1.SplitPlan) *comparison {
+func newComparison(l *split.Layout, cfg *config.Config, out *outdir.OutDir, doc *v1alpha1.SplitPlan) *comparison {
 	pv := &comparison{l: l, items: l.Items(), cfg: cfg, out: out, doc: doc}
 	pv.place()
 	return pv
@@ -56,16 +57,16 @@ func newComparison(l *split.Layout, cfg *config.Config, out *input.OutDir, doc *
 // settleScanned settles the previous split read by scanFile
 // (split.SettleScanned): the objects of each file the new split would
 // write byte for byte as the previous one did are unchanged.
-// input.ErrScanMismatch reports a file that differs from its scan.
+// outdir.ErrScanMismatch reports a file that differs from its scan.
 func (pv *comparison) settleScanned() error {
-	pv.same = make([]map[input.ObjKey]bool, len(pv.cfg.Names))
-	if pv.out == nil || pv.out.Mode() != input.ReadScan {
+	pv.same = make([]map[outdir.ObjKey]bool, len(pv.cfg.Names))
+	if pv.out == nil || pv.out.Mode() != outdir.ReadScan {
 		return nil
 	}
-	return split.SettleScanned(pv.out, pv.l, func(pkg *split.Package, s *input.ScannedFile) {
+	return split.SettleScanned(pv.out, pv.l, func(pkg *split.Package, s *outdir.ScannedFile) {
 		ctx := pv.cfg.Index(pkg.Context)
 		if pv.same[ctx] == nil {
-			pv.same[ctx] = map[input.ObjKey]bool{}
+			pv.same[ctx] = map[outdir.ObjKey]bool{}
 		}
 		for _, h := range s.Held {
 			pv.same[ctx][h.Key] = true
@@ -75,14 +76,14 @@ func (pv *comparison) settleScanned() error {
 
 type update struct {
 	item int
-	prev input.PrevObject
+	prev outdir.PrevObject
 }
 
 // place decides where each item would go.
 func (pv *comparison) place() {
 	ds := pv.l.Outcome().Routing.Decisions
 	pv.contexts = make([][]int, len(ds))
-	pv.unknown = map[input.ObjKey]bool{}
+	pv.unknown = map[outdir.ObjKey]bool{}
 	for i, d := range ds {
 		switch {
 		case d.Routed():
@@ -95,7 +96,7 @@ func (pv *comparison) place() {
 		case d.Reason == route.Failed && d.Refused != nil:
 			pv.contexts[i] = d.Refused
 		case d.Reason == route.Failed && pv.items[i].Name != "":
-			pv.unknown[input.KeyOf(&pv.items[i].Object)] = true
+			pv.unknown[outdir.KeyOf(&pv.items[i].Object)] = true
 		}
 	}
 }
@@ -108,7 +109,7 @@ func (pv *comparison) digestNew() error {
 	return yamlio.Parallel(len(pv.contexts), func(i int) error {
 		same := true
 		for _, c := range pv.contexts[i] {
-			same = same && pv.same[c][input.KeyOf(&pv.items[i].Object)]
+			same = same && pv.same[c][outdir.KeyOf(&pv.items[i].Object)]
 		}
 		if pv.contexts[i] == nil || same {
 			return nil // nowhere, or unchanged wherever it goes
@@ -134,13 +135,13 @@ func (pv *comparison) digestIn(i, ctx int) input.Digest {
 // compare fills the contexts of the plan: those of the config, then those
 // dropped from it.
 func (pv *comparison) compare() {
-	pv.perCtx = make([]map[input.ObjKey]int, len(pv.cfg.Names))
+	pv.perCtx = make([]map[outdir.ObjKey]int, len(pv.cfg.Names))
 	for i := range pv.perCtx {
-		pv.perCtx[i] = map[input.ObjKey]int{}
+		pv.perCtx[i] = map[outdir.ObjKey]int{}
 	}
 	for i, cs := range pv.contexts {
 		for _, c := range cs {
-			pv.perCtx[c][input.KeyOf(&pv.items[i].Object)] = i
+			pv.perCtx[c][outdir.KeyOf(&pv.items[i].Object)] = i
 		}
 	}
 	pv.updates = map[string][]update{}
@@ -167,8 +168,8 @@ func (pv *comparison) compareContext(c int) v1alpha1.ContextPlan {
 	if pc != nil && pc.Exists {
 		cp.State = v1alpha1.ContextKept
 	}
-	var prev map[input.ObjKey]input.PrevObject
-	var held map[input.ObjKey]string
+	var prev map[outdir.ObjKey]outdir.PrevObject
+	var held map[outdir.ObjKey]string
 	if pc != nil {
 		prev, held = pc.Objs, pc.Held
 	}
@@ -220,8 +221,8 @@ func (pv *comparison) dropped() {
 
 // placedKeys are the objects the plan places in context ctx: for the
 // guard, as split's, objects never routed (unknown) count as pruned.
-func (pv *comparison) placedKeys(ctx int) map[input.ObjKey]bool {
-	keys := make(map[input.ObjKey]bool, len(pv.perCtx[ctx]))
+func (pv *comparison) placedKeys(ctx int) map[outdir.ObjKey]bool {
+	keys := make(map[outdir.ObjKey]bool, len(pv.perCtx[ctx]))
 	for k := range pv.perCtx[ctx] {
 		keys[k] = true
 	}
@@ -234,7 +235,7 @@ func (pv *comparison) movesAndDataStores() {
 	names := pv.cfg.Names
 	// applied are the contexts whose previous package holds each object:
 	// where it is now, whatever its annotation says.
-	applied := map[input.ObjKey][]string{}
+	applied := map[outdir.ObjKey][]string{}
 	if pv.out != nil {
 		for _, pc := range pv.out.Previous {
 			for k := range pc.Held {
@@ -247,7 +248,7 @@ func (pv *comparison) movesAndDataStores() {
 		if pv.contexts[i] == nil {
 			continue
 		}
-		key := input.KeyOf(&it.Object)
+		key := outdir.KeyOf(&it.Object)
 		from := applied[key]
 		if from == nil && it.HasPrevious {
 			from = slices.Clone(it.Previous)
@@ -330,7 +331,7 @@ func (pv *comparison) diffs() error {
 			if err != nil {
 				return err
 			}
-			diffs[j] = v1alpha1.ObjectDiff{Ref: input.KeyOf(&pv.items[u.item].Object).Ref(), Diff: text}
+			diffs[j] = v1alpha1.ObjectDiff{Ref: outdir.KeyOf(&pv.items[u.item].Object).Ref(), Diff: text}
 			return nil
 		})
 		if err != nil {
@@ -344,7 +345,7 @@ func (pv *comparison) diffs() error {
 
 // previousText reads one resource of the previous split and encodes it
 // as split writes it.
-func (pv *comparison) previousText(ctx string, p input.PrevObject) ([]byte, error) {
+func (pv *comparison) previousText(ctx string, p outdir.PrevObject) ([]byte, error) {
 	data, err := os.ReadFile(filepath.Join(pv.out.Path, ctx, filepath.FromSlash(p.File)))
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/config"
 	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -48,7 +48,7 @@ func MassPrune(pol config.Policy, previous, pruned int) bool {
 // delete most of a cluster. It adds an error result per context that trips
 // it (a warning with spec.allowMassPrune or --allow-mass-prune). Contexts
 // dropped from the config are refused as moves instead.
-func guard(l *split.Layout, pol config.Policy, allow bool, out *input.OutDir, counts []pruneCount) {
+func guard(l *split.Layout, pol config.Policy, allow bool, out *outdir.OutDir, counts []pruneCount) {
 	maxPercent := pol.PruneMaxPercent
 	for _, c := range counts {
 		if !massPrune(c, maxPercent, pol.PruneMinObjects) {
@@ -76,7 +76,7 @@ func guard(l *split.Layout, pol config.Policy, allow bool, out *input.OutDir, co
 // pruneCounts is the one count of the guard: for each context of the
 // config that the previous split wrote, the objects it held that keys (the
 // new package's objects of that context) no longer holds.
-func pruneCounts(names []string, out *input.OutDir, keys func(ctx int) map[input.ObjKey]bool) []pruneCount {
+func pruneCounts(names []string, out *outdir.OutDir, keys func(ctx int) map[outdir.ObjKey]bool) []pruneCount {
 	var counts []pruneCount
 	for ctx, name := range names {
 		pc := out.Context(name)
@@ -96,10 +96,10 @@ func pruneCounts(names []string, out *input.OutDir, keys func(ctx int) map[input
 }
 
 // keysOf are the objects of the items idx.
-func keysOf(items []function.Item, idx []int) map[input.ObjKey]bool {
-	keys := make(map[input.ObjKey]bool, len(idx))
+func keysOf(items []function.Item, idx []int) map[outdir.ObjKey]bool {
+	keys := make(map[outdir.ObjKey]bool, len(idx))
 	for _, i := range idx {
-		keys[input.KeyOf(&items[i].Object)] = true
+		keys[outdir.KeyOf(&items[i].Object)] = true
 	}
 	return keys
 }

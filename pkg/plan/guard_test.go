@@ -11,6 +11,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 func TestMassPruneThresholds(t *testing.T) {
@@ -80,7 +81,7 @@ func TestMassPruneGuard(t *testing.T) {
 			if len(doc.Contexts[0].Prune) != tc.remove || doc.Contexts[0].MassPrune != (tc.want != "") {
 				t.Errorf("plan: %d prunes, massPrune %v", len(doc.Contexts[0].Prune), doc.Contexts[0].MassPrune)
 			}
-			od, err := input.OpenOutDir(out)
+			od, err := outdir.OpenOutDir(out)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -43,7 +44,7 @@ func changeBase(t *testing.T, pkg string) {
 
 // loadPackage reads the package pkg (never reading OUT_DIR od back) and
 // loads its own config, failing t on any error.
-func loadPackage(t testing.TB, pkg string, od *input.OutDir) (*input.Input, *function.Engine) {
+func loadPackage(t testing.TB, pkg string, od *outdir.OutDir) (*input.Input, *function.Engine) {
 	t.Helper()
 	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
@@ -65,7 +66,7 @@ func loadPackage(t testing.TB, pkg string, od *input.OutDir) (*input.Input, *fun
 // naming them, and nothing is written then.
 func splitDir(t *testing.T, pkg, out string) (*split.Layout, error) {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +79,7 @@ func splitDir(t *testing.T, pkg, out string) (*split.Layout, error) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*split.Layout, error) {
+func runRoute(t testing.TB, in *input.Input, od *outdir.OutDir, opts *Options) (*split.Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 func Build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, error) {
 	l, err := build(in, cfg, opts)
 	out := opts.Split.Out
-	if err != nil || l.Results.ExitCode() == 0 || out == nil || out.Mode() != input.ReadScanKeys {
+	if err != nil || l.Results.ExitCode() == 0 || out == nil || out.Mode() != outdir.ReadScanKeys {
 		return l, err
 	}
 	// The errors are reported, and no Write checks the scanned files:
@@ -42,7 +43,7 @@ func Build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 	switch err := out.ParseAllScanned(); {
 	case err == nil:
 		return l, nil
-	case !errors.Is(err, input.ErrScanMismatch):
+	case !errors.Is(err, outdir.ErrScanMismatch):
 		return nil, err
 	}
 	if opts.Split.Out, err = out.Reparse(); err != nil {
@@ -63,7 +64,7 @@ func Split(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 		return l, err
 	}
 	err = split.Write(opts.Split.Out, l)
-	if !errors.Is(err, input.ErrScanMismatch) {
+	if !errors.Is(err, outdir.ErrScanMismatch) {
 		return l, err
 	}
 	if opts.Split.Out, err = opts.Split.Out.Reparse(); err != nil {
@@ -79,7 +80,7 @@ func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 		return nil, err
 	}
 	if out := opts.Split.Out; out != nil && l.Placed() {
-		counts := pruneCounts(cfg.Config.Names, out, func(ctx int) map[input.ObjKey]bool {
+		counts := pruneCounts(cfg.Config.Names, out, func(ctx int) map[outdir.ObjKey]bool {
 			return keysOf(l.Items(), l.Routed(ctx))
 		})
 		guard(l, cfg.Config.Policy, opts.AllowMassPrune, out, counts)
@@ -90,7 +91,7 @@ func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 // Preview lays the input out as Build does (same engine, same refusals,
 // same mass-deletion guard), writes nothing, and compares each context's
 // new package with what the previous split in opts.Split.Out (opened with
-// input.OpenPrevious) holds: what `kpt live apply` of each context would
+// outdir.OpenPrevious) holds: what `kpt live apply` of each context would
 // create, update and prune there. Objects are compared as data: formatting,
 // comments, key order and kpt's bookkeeping annotations (which never reach
 // a cluster, yamlio.Bookkeeping) are not changes. It returns the layout too, routed once, for apply to
@@ -98,8 +99,8 @@ func build(in *input.Input, cfg *function.Engine, opts Options) (*split.Layout, 
 // left for the caller to fill from them.
 func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.SplitPlan, *split.Layout, error) {
 	out := opts.Split.Out
-	if out != nil && out.Mode() != input.ReadScan && out.Mode() != input.ReadDigests {
-		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with input.OpenPrevious")
+	if out != nil && out.Mode() != outdir.ReadScan && out.Mode() != outdir.ReadDigests {
+		return nil, nil, fmt.Errorf("internal error: Preview needs the previous split opened with outdir.OpenPrevious")
 	}
 	l, err := Build(in, cfg, opts)
 	if err != nil {
@@ -116,7 +117,7 @@ func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.Spl
 		return doc, l, nil
 	}
 	pv := newComparison(l, cfg.Config, out, doc)
-	if err := pv.settleScanned(); errors.Is(err, input.ErrScanMismatch) {
+	if err := pv.settleScanned(); errors.Is(err, outdir.ErrScanMismatch) {
 		// Never guess: read the previous split again, parsing every file,
 		// and route again, since the previous placement may differ.
 		if opts.Split.Out, err = out.Reparse(); err != nil {

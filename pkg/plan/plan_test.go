@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -22,7 +23,7 @@ func previewDir(t *testing.T, pkg, out string, opts Options) (*v1alpha1.SplitPla
 	if err := os.MkdirAll(out, 0o755); err != nil { // a first apply: an empty directory
 		t.Fatal(err)
 	}
-	od, err := input.OpenPrevious(out)
+	od, err := outdir.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,8 +387,8 @@ func TestPreviewOverridesChanges(t *testing.T) {
 		if err := os.Remove(filepath.Join(out, ctx, v1alpha1.EtcdOverridesFile)); err != nil {
 			t.Fatal(err)
 		}
-		marker := readTree(t, filepath.Join(out, ctx))[input.MarkerFile]
-		writeTree(t, filepath.Join(out, ctx), map[string]string{input.MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
+		marker := readTree(t, filepath.Join(out, ctx))[outdir.MarkerFile]
+		writeTree(t, filepath.Join(out, ctx), map[string]string{outdir.MarkerFile: strings.Replace(marker, "file "+v1alpha1.EtcdOverridesFile+"\n", "", 1)})
 	}
 	writeTree(t, pkg, map[string]string{"shards.yaml": moved})
 	if doc, _ := previewDir(t, pkg, out, Options{}); len(doc.OverrideChanges) > 0 {
@@ -401,9 +402,9 @@ func TestPreviewOverridesChanges(t *testing.T) {
 func TestPreviewScanMatchesParse(t *testing.T) {
 	pkg, out := splitBase(t)
 	changeBase(t, pkg)
-	plan := func(mode input.ReadMode, tamper bool) string {
-		od, err := input.OpenPrevious(out)
-		if err == nil && mode == input.ReadDigests {
+	plan := func(mode outdir.ReadMode, tamper bool) string {
+		od, err := outdir.OpenPrevious(out)
+		if err == nil && mode == outdir.ReadDigests {
 			od, err = od.Reparse()
 		}
 		if err != nil {
@@ -430,11 +431,11 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 		}
 		return fmt.Sprintf("%+v", *doc)
 	}
-	want := plan(input.ReadDigests, false)
-	if got := plan(input.ReadScan, false); got != want {
+	want := plan(outdir.ReadDigests, false)
+	if got := plan(outdir.ReadScan, false); got != want {
 		t.Errorf("scanned:\n%s\nparsed:\n%s", got, want)
 	}
-	if got := plan(input.ReadScan, true); got != want {
+	if got := plan(outdir.ReadScan, true); got != want {
 		t.Errorf("scanned wrong, then parsed:\n%s\nparsed:\n%s", got, want)
 	}
 	if !strings.Contains(want, "Lease") || !strings.Contains(want, "writer") {

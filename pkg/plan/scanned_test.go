@@ -8,6 +8,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -23,15 +24,15 @@ func TestSplitScanMatchesParse(t *testing.T) {
 	// tampered with, and returns what it wrote.
 	type setup struct {
 		out string
-		od  *input.OutDir
+		od  *outdir.OutDir
 		in  *input.Input
 		cfg *function.Engine
 	}
-	open := func(mode input.ReadMode, tamper func(*input.OutDir) int) setup {
+	open := func(mode outdir.ReadMode, tamper func(*outdir.OutDir) int) setup {
 		out := filepath.Join(t.TempDir(), "out")
 		writeTree(t, out, previous)
-		od, err := input.OpenOutDir(out)
-		if err == nil && mode == input.ReadParse {
+		od, err := outdir.OpenOutDir(out)
+		if err == nil && mode == outdir.ReadParse {
 			od, err = od.Reparse()
 		}
 		if err != nil {
@@ -46,7 +47,7 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		in, cfg := loadPackage(t, pkg, od)
 		return setup{out, od, in, cfg}
 	}
-	run := func(mode input.ReadMode, tamper func(*input.OutDir) int, writeOnly bool) (map[string]string, error) {
+	run := func(mode outdir.ReadMode, tamper func(*outdir.OutDir) int, writeOnly bool) (map[string]string, error) {
 		s := open(mode, tamper)
 		var layout *split.Layout
 		var err error
@@ -62,21 +63,21 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		}
 		return readTree(t, s.out), err
 	}
-	want, err := run(input.ReadParse, nil, false)
+	want, err := run(outdir.ReadParse, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if reflect.DeepEqual(want, previous) {
 		t.Fatal("the change of the package changed nothing")
 	}
-	if got, err := run(input.ReadScanKeys, nil, false); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := run(outdir.ReadScanKeys, nil, false); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("scanned: %v; wrote %d files that differ from the parsed run's", err, len(diffKeys(got, want)))
 	}
 
 	// wrongNames gives a wrong name to every object of the scanned files
 	// whose path (context/file) only says.
-	wrongNames := func(only func(path string) bool) func(*input.OutDir) int {
-		return func(od *input.OutDir) (n int) {
+	wrongNames := func(only func(path string) bool) func(*outdir.OutDir) int {
+		return func(od *outdir.OutDir) (n int) {
 			for _, pc := range od.Previous {
 				for f, s := range pc.Scanned {
 					if !only(pc.Name + "/" + f) {
@@ -94,23 +95,23 @@ func TestSplitScanMatchesParse(t *testing.T) {
 
 	// A wrong name in every scan: Write refuses before any change.
 	wrongEverywhere := wrongNames(func(string) bool { return true })
-	if got, err := run(input.ReadScanKeys, wrongEverywhere, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
+	if got, err := run(outdir.ReadScanKeys, wrongEverywhere, true); !errors.Is(err, outdir.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
 		t.Errorf("Write over wrong scans: %v, and %d files changed", err, len(diffKeys(got, previous)))
 	}
-	if got, err := run(input.ReadScanKeys, wrongEverywhere, false); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := run(outdir.ReadScanKeys, wrongEverywhere, false); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Split over wrong scans: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
 	}
 
 	// A wrong name only in the scans of files written byte for byte as
 	// before, which nothing parses: their objects are still checked.
 	wrongUnchanged := wrongNames(func(p string) bool { return want[p] == previous[p] })
-	if got, err := run(input.ReadScanKeys, wrongUnchanged, true); !errors.Is(err, input.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
+	if got, err := run(outdir.ReadScanKeys, wrongUnchanged, true); !errors.Is(err, outdir.ErrScanMismatch) || !reflect.DeepEqual(got, previous) {
 		t.Errorf("Write over wrong scans of unchanged files: %v, and %d files changed", err, len(diffKeys(got, previous)))
 	}
 	// plan's check of the same scans (split.SettleScanned) catches it too.
 	planOut := filepath.Join(t.TempDir(), "out")
 	writeTree(t, planOut, previous)
-	od, err := input.OpenPrevious(planOut)
+	od, err := outdir.OpenPrevious(planOut)
 	if err != nil || wrongUnchanged(od) == 0 {
 		t.Fatalf("%v, or nothing was scanned", err)
 	}
@@ -119,13 +120,13 @@ func TestSplitScanMatchesParse(t *testing.T) {
 	if err != nil || l.Results.ExitCode() != 0 {
 		t.Fatalf("build: %v %v", err, l.Results)
 	}
-	if err := split.SettleScanned(od, l, func(*split.Package, *input.ScannedFile) {}); !errors.Is(err, input.ErrScanMismatch) {
+	if err := split.SettleScanned(od, l, func(*split.Package, *outdir.ScannedFile) {}); !errors.Is(err, outdir.ErrScanMismatch) {
 		t.Errorf("plan's check of wrong scans of unchanged files: %v", err)
 	}
 
 	// A scan that finds, in one context, an object another context holds:
 	// a move, which build refuses, until the scans are checked.
-	phantom := func(od *input.OutDir) int {
+	phantom := func(od *outdir.OutDir) int {
 		for _, from := range od.Previous {
 			for _, to := range od.Previous {
 				for f, s := range from.Scanned {
@@ -146,12 +147,12 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		}
 		return 0
 	}
-	if s := open(input.ReadScanKeys, phantom); true {
+	if s := open(outdir.ReadScanKeys, phantom); true {
 		if l, err := build(s.in, s.cfg, Options{Split: split.Options{Out: s.od}}); err != nil || l.Results.ExitCode() == 0 {
 			t.Fatalf("the phantom object does not make the split fail (%v): the test tests nothing", err)
 		}
 	}
-	if got, err := run(input.ReadScanKeys, phantom, false); err != nil || !reflect.DeepEqual(got, want) {
+	if got, err := run(outdir.ReadScanKeys, phantom, false); err != nil || !reflect.DeepEqual(got, want) {
 		t.Errorf("Split over a phantom object: %v; wrote %d files that differ", err, len(diffKeys(got, want)))
 	}
 }

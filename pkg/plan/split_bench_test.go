@@ -12,6 +12,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
@@ -54,7 +55,7 @@ func BenchmarkSplitAgain(b *testing.B) {
 // lists.
 func editLastFiles(b *testing.B, out string) {
 	b.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func splitStream(b *testing.B, data []byte, out string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		b.Fatal(err)
 	}

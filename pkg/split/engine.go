@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/gitops"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // Engine is who applies the context packages.
@@ -69,17 +69,17 @@ func (p *Layout) layEngine() error {
 }
 
 // checkEngineDir refuses an engine directory that split did not write.
-func checkEngineDir(d *input.OutDir) error {
-	_, _, err := input.ReadOwnDir(filepath.Join(d.Path, gitops.Dir), filepath.Join(d.Given, gitops.Dir), gitops.Dir)
+func checkEngineDir(d *outdir.OutDir) error {
+	_, _, err := outdir.ReadOwnDir(filepath.Join(d.Path, gitops.Dir), filepath.Join(d.Given, gitops.Dir), gitops.Dir)
 	return err
 }
 
 // writeEngineDir makes OUT_DIR/gitops.Dir hold exactly the engine's
 // files: left as it is when it already does, removed when there are none
 // (kpt), else staged in staged and swapped in (the old one to old).
-func writeEngineDir(d *input.OutDir, files []gitops.File, staged, old string) error {
+func writeEngineDir(d *outdir.OutDir, files []gitops.File, staged, old string) error {
 	target, shown := filepath.Join(d.Path, gitops.Dir), filepath.Join(d.Given, gitops.Dir)
-	listed, exists, err := input.ReadOwnDir(target, shown, gitops.Dir)
+	listed, exists, err := outdir.ReadOwnDir(target, shown, gitops.Dir)
 	if err != nil {
 		return err
 	}
@@ -88,14 +88,14 @@ func writeEngineDir(d *input.OutDir, files []gitops.File, staged, old string) er
 		paths[i] = f.Path
 	}
 	slices.Sort(paths)
-	marker := markerText([]string{gitops.Dir}, paths)
+	marker := outdir.MarkerText([]string{gitops.Dir}, paths)
 	if len(files) == 0 {
 		if exists {
 			return os.Rename(target, filepath.Join(old, gitops.Dir))
 		}
 		return nil
 	}
-	if exists && slices.Equal(listed, paths) && sameFile(filepath.Join(target, input.MarkerFile), marker) &&
+	if exists && slices.Equal(listed, paths) && sameFile(filepath.Join(target, outdir.MarkerFile), marker) &&
 		!slices.ContainsFunc(files, func(f gitops.File) bool { return !sameFile(filepath.Join(target, filepath.FromSlash(f.Path)), f.Data) }) {
 		return nil // a second split changes nothing
 	}
@@ -106,10 +106,10 @@ func writeEngineDir(d *input.OutDir, files []gitops.File, staged, old string) er
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, input.MarkerFile), marker, fileMode); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, outdir.MarkerFile), marker, fileMode); err != nil {
 		return err
 	}
-	if err := replaceDir(target, dir, filepath.Join(old, gitops.Dir)); err != nil {
+	if err := outdir.ReplaceDir(target, dir, filepath.Join(old, gitops.Dir)); err != nil {
 		return fmt.Errorf("replacing %s: %w", shown, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 var testSource = gitops.Source{URL: "https://git.example.com/fleet.git", Branch: "main", Path: "fleet/out", Interval: time.Minute}
@@ -20,7 +21,7 @@ var testSource = gitops.Source{URL: "https://git.example.com/fleet.git", Branch:
 // splitEngine splits pkg to out for engine, as `split --engine` does.
 func splitEngine(t *testing.T, pkg, out string, engine gitops.Engine) (*Layout, error) {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +55,7 @@ func TestEngineSplitIsKptsWithoutInventory(t *testing.T) {
 					engineFiles++
 					continue
 				}
-				if filepath.Base(p) == input.MarkerFile && p != input.MarkerFile {
+				if filepath.Base(p) == outdir.MarkerFile && p != outdir.MarkerFile {
 					continue // it lists the files, Kptfile and ResourceGroup aside
 				}
 				if kpt[p] != data {
@@ -65,7 +66,7 @@ func TestEngineSplitIsKptsWithoutInventory(t *testing.T) {
 				base := filepath.Base(p)
 				_, held := got[p]
 				switch {
-				case base == yamlio.KptfileName || base == input.RGFile:
+				case base == yamlio.KptfileName || base == outdir.RGFile:
 					if held {
 						t.Errorf("%s: %s is kpt's and must not be in an %s split", p, base, engine)
 					}
@@ -78,12 +79,12 @@ func TestEngineSplitIsKptsWithoutInventory(t *testing.T) {
 			}
 			markerAfterFiles(t, out) // as a later split finds them, the scan trusts the files
 			before := inodes(t, out)
-			delete(before, input.MarkerFile) // OUT_DIR's own marker is rewritten by every split
+			delete(before, outdir.MarkerFile) // OUT_DIR's own marker is rewritten by every split
 			if _, err := splitEngine(t, pkg, out, engine); err != nil {
 				t.Fatal(err)
 			}
 			after := inodes(t, out)
-			delete(after, input.MarkerFile)
+			delete(after, outdir.MarkerFile)
 			if !maps.Equal(before, after) {
 				var changed []string
 				for k, v := range after {

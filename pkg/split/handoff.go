@@ -17,7 +17,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/gitops"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // A pulling engine syncs each cluster on its own schedule, so a move
@@ -52,8 +52,8 @@ type Handoff struct {
 	DataStore string `json:"dataStore"`
 }
 
-func (h Handoff) key() input.ObjKey {
-	return input.ObjKey{Group: h.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name}
+func (h Handoff) key() outdir.ObjKey {
+	return outdir.ObjKey{Group: h.Group, Kind: h.Kind, Namespace: h.Namespace, Name: h.Name}
 }
 
 // String names the object for messages.
@@ -145,7 +145,7 @@ func CurrentInFlux(ks []Kustomization) CurrentFunc {
 }
 
 // readHandoffs reads the previous split's pending hand-offs.
-func readHandoffs(out *input.OutDir) (map[input.ObjKey][]Handoff, error) {
+func readHandoffs(out *outdir.OutDir) (map[outdir.ObjKey][]Handoff, error) {
 	if out == nil {
 		return nil, nil
 	}
@@ -161,7 +161,7 @@ func readHandoffs(out *input.OutDir) (map[input.ObjKey][]Handoff, error) {
 	if err := yaml.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("reading the pending hand-offs %s: %w", filepath.Join(out.Given, gitops.Dir, HandoffFile), err)
 	}
-	byKey := map[input.ObjKey][]Handoff{}
+	byKey := map[outdir.ObjKey][]Handoff{}
 	for _, h := range rec.Pending {
 		byKey[h.key()] = append(byKey[h.key()], h)
 	}
@@ -170,7 +170,7 @@ func readHandoffs(out *input.OutDir) (map[input.ObjKey][]Handoff, error) {
 
 // handOff keeps the moving objects in the contexts they leave until their
 // new copies are Current (see above); it runs once the items are routed.
-func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
+func (p *Layout) handOff(out *outdir.OutDir, current CurrentFunc) error {
 	prev, err := readHandoffs(out)
 	if err != nil {
 		return err
@@ -181,7 +181,7 @@ func (p *Layout) handOff(out *input.OutDir, current CurrentFunc) error {
 		if !d.Routed() {
 			continue
 		}
-		k := input.KeyOf(&p.items[i].Object)
+		k := outdir.KeyOf(&p.items[i].Object)
 		now, leaving := p.leaving(i, k, out, prev[k])
 		from := make([]string, 0, len(leaving))
 		for c := range leaving {
@@ -238,7 +238,7 @@ func (p *Layout) reportHandoffs(kept, done map[string]int) {
 // leaving returns the contexts item i now goes to, and those it leaves
 // (to the datastore it has there): whose previous directory held it, or
 // that a pending hand-off names, and that it no longer goes to.
-func (p *Layout) leaving(i int, k input.ObjKey, out *input.OutDir, pending []Handoff) (now []string, leaving map[string]string) {
+func (p *Layout) leaving(i int, k outdir.ObjKey, out *outdir.OutDir, pending []Handoff) (now []string, leaving map[string]string) {
 	for _, c := range p.out.Routing.Decisions[i].Contexts {
 		now = append(now, p.cfg.Names[c])
 	}

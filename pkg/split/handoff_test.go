@@ -13,13 +13,14 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // splitHandoff splits pkg to out for Flux with current as what is known
 // to be Current.
 func splitHandoff(t *testing.T, pkg, out string, current CurrentFunc) *Layout {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}

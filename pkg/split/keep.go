@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // kept decides which context directories of the previous split Write
@@ -27,7 +27,7 @@ import (
 // read these very bytes from it, or, for a file not scanned, when the disk
 // holds them. Just before its swap would be, each such context is checked
 // on disk again (verify): a file is read, or found unchanged since the
-// scan by its inode and times (input.PrevContext.Unchanged). A context
+// scan by its inode and times (outdir.PrevContext.Unchanged). A context
 // that changed in between is written and swapped after all, so that, as
 // before, OUT_DIR holds what split computed at the moment of the swap.
 type kept struct {
@@ -46,7 +46,7 @@ var keepBudget int64 = 64 << 20
 // rendered, the files found unchanged are held in memory: should a later
 // one differ, they are written to the staged directory after all.
 type keptContext struct {
-	prev  *input.PrevContext
+	prev  *outdir.PrevContext
 	mu    sync.Mutex
 	dirty bool // a file differs: the context is written and swapped
 	left  int  // files not yet rendered
@@ -67,7 +67,7 @@ type heldFile struct {
 // directory holds only what its marker lists, and that marker is byte for
 // byte the one split writes. mode is the mode of a file split just wrote.
 // It is nil when there is none.
-func newKept(d *input.OutDir, pkgs []*Package, mode fs.FileMode) *kept {
+func newKept(d *outdir.OutDir, pkgs []*Package, mode fs.FileMode) *kept {
 	k := &kept{ctx: map[*Package]*keptContext{}, mode: mode}
 	for _, pkg := range pkgs {
 		pc := d.Context(pkg.Context)
@@ -192,14 +192,14 @@ var errChanged = errors.New("changed since it was compared")
 
 // markerKept reports whether the previous directory's marker is the one
 // split writes for pkg.
-func (k *kept) markerKept(pkg *Package, pc *input.PrevContext) bool {
-	return k.onDisk(filepath.Join(pc.Dir(), input.MarkerFile), markerText([]string{pkg.Context}, pkg.paths()))
+func (k *kept) markerKept(pkg *Package, pc *outdir.PrevContext) bool {
+	return k.onDisk(filepath.Join(pc.Dir(), outdir.MarkerFile), outdir.MarkerText([]string{pkg.Context}, pkg.paths()))
 }
 
 // fits reports whether a file is one split could have written as it is:
 // regular, of split's mode, with no other name.
 func (k *kept) fits(info fs.FileInfo) bool {
-	return info.Mode() == k.mode && input.SingleLink(info)
+	return info.Mode() == k.mode && outdir.SingleLink(info)
 }
 
 // onDisk reports whether the file at p is one split could have written

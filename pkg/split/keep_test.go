@@ -13,6 +13,7 @@ import (
 
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // inodes maps every directory and file under dir (slash paths, "." for
@@ -67,7 +68,7 @@ func markerAfterFiles(t *testing.T, out string) {
 	t.Helper()
 	for _, ctx := range []string{"ctx-a", "ctx-b"} {
 		dir := filepath.Join(out, ctx)
-		marker := filepath.Join(dir, input.MarkerFile)
+		marker := filepath.Join(dir, outdir.MarkerFile)
 		data, err := os.ReadFile(marker)
 		if err != nil {
 			t.Fatal(err)
@@ -130,7 +131,7 @@ func TestUnchangedContextIsKept(t *testing.T) {
 	before = inodes(t, out)
 	mustSplit(t, pkg, out)
 	for p, ino := range inodes(t, out) {
-		if p != "." && p != input.MarkerFile && before[p] != ino {
+		if p != "." && p != outdir.MarkerFile && before[p] != ino {
 			t.Errorf("%s was replaced, though nothing changed", p)
 		}
 	}
@@ -152,7 +153,7 @@ func TestEditedFileIsRewritten(t *testing.T) {
 			if when == "before the scan" {
 				editKeepingMtime()
 			}
-			od, err := input.OpenOutDir(out)
+			od, err := outdir.OpenOutDir(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +200,7 @@ func edit(t *testing.T, p, old, new string) {
 func TestKeptOnlyWhenWhole(t *testing.T) {
 	t.Run("marker edited", func(t *testing.T) {
 		pkg, out := splitBase(t)
-		edit(t, filepath.Join(out, "ctx-a", input.MarkerFile), "Edit the source", "edit the source")
+		edit(t, filepath.Join(out, "ctx-a", outdir.MarkerFile), "Edit the source", "edit the source")
 		before := inodes(t, out)
 		mustSplit(t, pkg, out)
 		if inodes(t, out)["ctx-a"] == before["ctx-a"] {
@@ -267,7 +268,7 @@ func TestHeldFilesWrittenWhenALaterOneDiffers(t *testing.T) {
 func TestUnchangedByID(t *testing.T) {
 	_, out := splitBase(t)
 	markerAfterFiles(t, out)
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestUnchangedByID(t *testing.T) {
 // splitMode is the mode of the files split wrote in out.
 func splitMode(t *testing.T, out string) os.FileMode {
 	t.Helper()
-	info, err := os.Lstat(filepath.Join(out, "ctx-a", input.MarkerFile))
+	info, err := os.Lstat(filepath.Join(out, "ctx-a", outdir.MarkerFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func TestKeptOnlyAsWritten(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if info.Mode() != mode || !input.SingleLink(info) {
+			if info.Mode() != mode || !outdir.SingleLink(info) {
 				t.Errorf("%s: mode %v, %d links; split writes %v, 1 link", p, info.Mode(), info.Sys().(*syscall.Stat_t).Nlink, mode)
 			}
 			if _, err := os.Lstat(filepath.Join(out, "ctx-a", "stray")); err == nil {
@@ -375,7 +376,7 @@ func TestUnchangedNotAcrossDevices(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("umount", apps).Run() })
 	writeTree(t, apps, files)
 	markerAfterFiles(t, out)
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,20 +4,20 @@ import (
 	"crypto/sha256"
 
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // writtenSums notes, for each file split writes where the previous split
 // has a scanned file, whether the new bytes are the old ones.
 type writtenSums struct {
-	d *input.OutDir
+	d *outdir.OutDir
 	// same[pkg][k]: file k of pkg is written as the scanned file was.
 	same map[*Package][]bool
 }
 
 // newWrittenSums is nil when the directory was not scanned.
-func newWrittenSums(d *input.OutDir, pkgs []*Package) *writtenSums {
-	if d == nil || d.Mode() != input.ReadScanKeys {
+func newWrittenSums(d *outdir.OutDir, pkgs []*Package) *writtenSums {
+	if d == nil || d.Mode() != outdir.ReadScanKeys {
 		return nil
 	}
 	w := &writtenSums{d: d, same: map[*Package][]bool{}}
@@ -57,11 +57,11 @@ func (w *writtenSums) check(l *Layout) error {
 // l with a scanned previous file is rendered and compared with it (see
 // settle). onSame is called with each previous file that l writes byte for
 // byte as it was, once its objects are known to be what the scan read.
-func SettleScanned(d *input.OutDir, l *Layout, onSame func(pkg *Package, s *input.ScannedFile)) error {
+func SettleScanned(d *outdir.OutDir, l *Layout, onSame func(pkg *Package, s *outdir.ScannedFile)) error {
 	type job struct {
 		pkg *Package
 		k   int
-		s   *input.ScannedFile
+		s   *outdir.ScannedFile
 	}
 	var jobs []job
 	same := map[*Package][]bool{}
@@ -92,8 +92,8 @@ func SettleScanned(d *input.OutDir, l *Layout, onSame func(pkg *Package, s *inpu
 // l writes byte for byte as it was (same[pkg][k]) holds the objects split
 // writes there, which must be what the scan read (holdsScanned); any other
 // is parsed and compared with the scan (ParseScanned).
-// input.ErrScanMismatch reports a difference.
-func settle(d *input.OutDir, l *Layout, same map[*Package][]bool, onSame func(*Package, *input.ScannedFile)) error {
+// outdir.ErrScanMismatch reports a difference.
+func settle(d *outdir.OutDir, l *Layout, same map[*Package][]bool, onSame func(*Package, *outdir.ScannedFile)) error {
 	for _, pc := range d.Previous {
 		if len(pc.Scanned) == 0 {
 			continue
@@ -107,7 +107,7 @@ func settle(d *input.OutDir, l *Layout, same map[*Package][]bool, onSame func(*P
 				}
 				s := pc.Scanned[f.path]
 				if !pkg.holdsScanned(k, s) {
-					return input.ErrScanMismatch
+					return outdir.ErrScanMismatch
 				}
 				if onSame != nil {
 					onSame(pkg, s)
@@ -126,14 +126,14 @@ func settle(d *input.OutDir, l *Layout, same map[*Package][]bool, onSame func(*P
 // what file k of pkg holds: its objects, in order, with their datastores in
 // pkg's context. A scanned file written byte for byte as before is trusted
 // only when it holds.
-func (pkg *Package) holdsScanned(k int, s *input.ScannedFile) bool {
+func (pkg *Package) holdsScanned(k int, s *outdir.ScannedFile) bool {
 	l, f := pkg.layout, &pkg.files[k]
 	if len(f.items) != len(s.Held) {
 		return false
 	}
 	for n, i := range f.items {
 		ds, ok := l.storeIn(i, pkg.index)
-		if h := s.Held[n]; !ok || h.Key != input.KeyOf(&l.items[i].Object) || h.DataStore != ds {
+		if h := s.Held[n]; !ok || h.Key != outdir.KeyOf(&l.items[i].Object) || h.DataStore != ds {
 			return false
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // Options tune Route.
@@ -39,7 +40,7 @@ type Options struct {
 	PackageName string
 	// Out is the output directory; its previous split counts as the old
 	// placement of resources. Nil when there is none.
-	Out *input.OutDir
+	Out *outdir.OutDir
 	// Engine is who applies the context directories (default kpt: each gets
 	// a Kptfile and an inventory ResourceGroup).
 	Engine gitops.Engine
@@ -280,11 +281,11 @@ func (p *Layout) describe(i int) string {
 // adoptPrevious gives an item without a context annotation the placement
 // the previous split gave it: the contexts (config order, then any the
 // config no longer has) whose directories held it.
-func adoptPrevious(it *function.Item, cfg *config.Config, out *input.OutDir) {
+func adoptPrevious(it *function.Item, cfg *config.Config, out *outdir.OutDir) {
 	if it.HasPrevious || out == nil || it.Name == "" {
 		return
 	}
-	k := input.KeyOf(&it.Object)
+	k := outdir.KeyOf(&it.Object)
 	var held, gone []string
 	stores := map[string]string{}
 	for _, pc := range out.Previous {
@@ -319,7 +320,7 @@ func adoptPrevious(it *function.Item, cfg *config.Config, out *input.OutDir) {
 
 // checkDropped treats a context that left the config, but whose previous
 // directory holds resources, as a move of them all.
-func (p *Layout) checkDropped(cfg *config.Config, out *input.OutDir) {
+func (p *Layout) checkDropped(cfg *config.Config, out *outdir.OutDir) {
 	if out == nil {
 		return
 	}
@@ -355,8 +356,8 @@ func (p *Layout) inventories(pkgName string, cfg *config.Config) []v1alpha1.Inve
 		if p.engine.Pulls() && c.Name == gitops.Dir {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: with --engine %s, split writes the engine's own objects to the directory %s: rename the context", c.Name, p.engine, gitops.Dir)
 		}
-		if strings.HasPrefix(c.Name, input.MarkerFile) {
-			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, input.MarkerFile)
+		if strings.HasPrefix(c.Name, outdir.MarkerFile) {
+			p.errorf(fmt.Sprintf("spec.contexts[%d].name", i), "context %q: names starting with %q are reserved for split's own files", c.Name, outdir.MarkerFile)
 		}
 		if j, dup := byID[invs[i].ID]; dup {
 			p.errorf(fmt.Sprintf("spec.contexts[%d].inventory", i), "contexts %q and %q would share the inventory id %q (name %q, namespace %q): kpt live apply to one would prune the other's resources; give them distinct inventory names or ids",
@@ -373,7 +374,7 @@ func (p *Layout) inventories(pkgName string, cfg *config.Config) []v1alpha1.Inve
 // --previous` does: kube-apiserver never migrates data, so a refused change
 // fails the split. A context the previous split did not record (a new one,
 // or an output of an older release) has nothing to compare.
-func (p *Layout) checkOverrides(cfg *config.Config, out *input.OutDir) {
+func (p *Layout) checkOverrides(cfg *config.Config, out *outdir.OutDir) {
 	if out == nil {
 		return
 	}
@@ -412,8 +413,8 @@ func (p *Layout) checkPath(i int, it *function.Item) bool {
 		why = "contains '..': split never writes outside the context directory"
 	case path.Clean(file) == ".":
 		why = "names no file"
-	case slices.Contains(input.OwnFiles, path.Clean(file)):
-		why = "is a file that split writes itself in each context directory (" + strings.Join(input.OwnFiles, ", ") + "): rename the resource's file"
+	case slices.Contains(outdir.OwnFiles, path.Clean(file)):
+		why = "is a file that split writes itself in each context directory (" + strings.Join(outdir.OwnFiles, ", ") + "): rename the resource's file"
 	}
 	if why == "" {
 		return true
@@ -478,7 +479,7 @@ func (p *Layout) build(ctx, pkgName string, inv v1alpha1.Inventory, routed []int
 			return nil, err
 		}
 		pkg.rg = rg
-		pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: input.RGFile, data: rg})
+		pkg.files = append(pkg.files, plannedFile{path: yamlio.KptfileName, data: kf}, plannedFile{path: outdir.RGFile, data: rg})
 	}
 	pkg.files = append(pkg.files, plannedFile{path: v1alpha1.EtcdOverridesFile, data: datastore.Record(p.cfg, pkg.index)})
 	sort.Slice(pkg.files, func(a, b int) bool { return pkg.files[a].path < pkg.files[b].path })

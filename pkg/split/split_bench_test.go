@@ -10,6 +10,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // BenchmarkSplit is `shard-router split - -o DIR` on a generated
@@ -22,7 +23,7 @@ func BenchmarkSplit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		od, err := input.OpenOutDir(filepath.Join(b.TempDir(), "out"))
+		od, err := outdir.OpenOutDir(filepath.Join(b.TempDir(), "out"))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +52,7 @@ func BenchmarkSplitEngine(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					od, err := input.OpenOutDir(filepath.Join(b.TempDir(), "out"))
+					od, err := outdir.OpenOutDir(filepath.Join(b.TempDir(), "out"))
 					if err != nil {
 						b.Fatal(err)
 					}

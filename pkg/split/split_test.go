@@ -16,6 +16,7 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // The fixtures and helpers shared with other packages' tests.
@@ -37,7 +38,7 @@ var (
 // naming them, and nothing is written then.
 func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +51,9 @@ func splitDir(t *testing.T, pkg, out string) (*Layout, error) {
 
 // routeAgainst opens out as the previous split and routes pkg against it,
 // writing nothing.
-func routeAgainst(t *testing.T, pkg, out string) (*input.OutDir, *Layout) {
+func routeAgainst(t *testing.T, pkg, out string) (*outdir.OutDir, *Layout) {
 	t.Helper()
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func routeAgainst(t *testing.T, pkg, out string) (*input.OutDir, *Layout) {
 
 // runRoute routes the input with its own config, then writes the plan to
 // od when it is not nil, as `shard-router split` does.
-func runRoute(t testing.TB, in *input.Input, od *input.OutDir, opts *Options) (*Layout, error) {
+func runRoute(t testing.TB, in *input.Input, od *outdir.OutDir, opts *Options) (*Layout, error) {
 	t.Helper()
 	node, err := in.Config()
 	if err != nil {
@@ -280,7 +281,7 @@ functionConfig:
 				t.Fatal(err)
 			}
 			parent := t.TempDir()
-			od, err := input.OpenOutDir(filepath.Join(parent, "out"))
+			od, err := outdir.OpenOutDir(filepath.Join(parent, "out"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,8 +307,8 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 		writeTree(t, out, map[string]string{"notes.txt": "mine"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "not written by shard-router split")
-		if !errors.Is(err, input.ErrNotSplitDir) {
-			t.Errorf("not input.ErrNotSplitDir: %v", err)
+		if !errors.Is(err, outdir.ErrNotSplitDir) {
+			t.Errorf("not outdir.ErrNotSplitDir: %v", err)
 		}
 		if tree := readTree(t, out); !reflect.DeepEqual(tree, map[string]string{"notes.txt": "mine"}) {
 			t.Errorf("touched: %v", keys(tree))
@@ -330,7 +331,7 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("context directory not listed at the root", func(t *testing.T) {
 		out := t.TempDir()
 		// A marked, empty output directory, and a stranger's ctx-b.
-		writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
+		writeTree(t, out, map[string]string{".shard-router-split": outdir.MarkerFormat + "\n", "ctx-b/x.yaml": "x: 1\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "ctx-b", "exists and was not written by shard-router split")
 		if _, err := os.Stat(filepath.Join(out, "ctx-a")); !errors.Is(err, fs.ErrNotExist) {
@@ -340,13 +341,13 @@ func TestRefusesDirectoriesItDidNotWrite(t *testing.T) {
 	t.Run("tampered root marker", func(t *testing.T) {
 		for _, name := range []string{"..", "../sibling", "."} {
 			out := filepath.Join(t.TempDir(), "out")
-			writeTree(t, out, map[string]string{".shard-router-split": input.MarkerFormat + "\ncontext " + name + "\n"})
+			writeTree(t, out, map[string]string{".shard-router-split": outdir.MarkerFormat + "\ncontext " + name + "\n"})
 			_, err := splitDir(t, pkg, out)
 			wantError(t, err, "not a context directory name")
 		}
 		out := filepath.Join(t.TempDir(), "out")
 		mustSplit(t, pkg, out)
-		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": input.MarkerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
+		writeTree(t, out, map[string]string{"ctx-a/.shard-router-split": outdir.MarkerFormat + "\ncontext ctx-a\nfile ../../outside.yaml\n"})
 		_, err := splitDir(t, pkg, out)
 		wantError(t, err, "../../outside.yaml", "not a file inside it")
 	})

@@ -2,15 +2,13 @@ package split
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // Staged holds the new context packages of a layout in a staging
@@ -18,9 +16,9 @@ import (
 // into OUT_DIR on its own (Commit): OUT_DIR/<context> always holds what
 // that context last received, whole.
 type Staged struct {
-	d      *input.OutDir
+	d      *outdir.OutDir
 	layout *Layout
-	tmp    string
+	tmp    *outdir.Staging
 	// dry is set for a staging directory outside OUT_DIR (StageTemp),
 	// which is never committed.
 	dry       bool
@@ -33,42 +31,34 @@ type Staged struct {
 // Stage writes every context package of the layout to a staging directory
 // inside the output directory, after the checks Write makes. Nothing in
 // OUT_DIR is changed until Commit, except that an interrupted run's
-// staging directories are cleaned up (see recoverStale).
-func Stage(d *input.OutDir, layout *Layout) (*Staged, error) {
+// staging directories are cleaned up (see outdir.RecoverStale).
+func Stage(d *outdir.OutDir, layout *Layout) (*Staged, error) {
 	if layout.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
 	previous := d.Contexts()
-	for _, pkg := range layout.Packages {
-		target := filepath.Join(d.Path, pkg.Context)
-		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
-			return nil, fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
-		}
+	if err := d.CheckTargets(layout.contexts()); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return nil, err
 	}
-	if err := recoverStale(d); err != nil {
+	if err := outdir.RecoverStale(d); err != nil {
 		return nil, err
 	}
 	if !d.Marked {
 		// Mark the directory before anything else, as Write does.
-		if err := writeMarker(d.Path, nil, nil); err != nil {
+		if err := outdir.WriteMarker(d.Path, nil, nil); err != nil {
 			return nil, err
 		}
 		d.Marked = true
 	}
-	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
+	tmp, err := outdir.NewStaging(d)
 	if err != nil {
 		return nil, err
 	}
 	s := &Staged{d: d, layout: layout, tmp: tmp, committed: map[string]bool{}, listed: previous}
-	if err := writeMarker(tmp, nil, nil); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := stageAll(tmp, layout.Packages); err != nil {
+	if err := stage(tmp.New(), layout.Packages, nil, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
@@ -82,29 +72,20 @@ func (l *Layout) StageTemp() (*Staged, error) {
 	if l.Results.ExitCode() != 0 {
 		return nil, errors.New("the split has errors; nothing staged")
 	}
-	tmp, err := os.MkdirTemp("", "shard-router-dry-run-")
+	tmp, err := outdir.NewDryStaging()
 	if err != nil {
 		return nil, err
 	}
 	s := &Staged{layout: l, tmp: tmp, dry: true, committed: map[string]bool{}}
-	if err := stageAll(tmp, l.Packages); err != nil {
+	if err := stage(tmp.New(), l.Packages, nil, nil); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-func stageAll(tmp string, pkgs []*Package) error {
-	for _, dir := range []string{"new", "old"} {
-		if err := os.Mkdir(filepath.Join(tmp, dir), dirMode); err != nil {
-			return err
-		}
-	}
-	return stage(filepath.Join(tmp, "new"), pkgs, nil, nil)
-}
-
 // Dir is the staged package of a context, ready for kpt live apply.
-func (s *Staged) Dir(context string) string { return filepath.Join(s.tmp, "new", context) }
+func (s *Staged) Dir(context string) string { return filepath.Join(s.tmp.New(), context) }
 
 // Commit replaces OUT_DIR/<context> with its staged package. On Linux the
 // two directories are exchanged in one rename (RENAME_EXCHANGE), so that
@@ -124,14 +105,13 @@ func (s *Staged) Commit(context string) error {
 	if !slices.Contains(s.listed, context) {
 		// List it first, so that the directory is known as split's.
 		listed := append(slices.Clone(s.listed), context)
-		if err := writeMarker(s.d.Path, listed, nil); err != nil {
+		if err := outdir.WriteMarker(s.d.Path, listed, nil); err != nil {
 			return err
 		}
 		s.listed = listed
 	}
-	target := filepath.Join(s.d.Path, context)
-	if err := replaceDir(target, s.Dir(context), filepath.Join(s.tmp, "old", context)); err != nil {
-		return fmt.Errorf("replacing %s: %w", filepath.Join(s.d.Given, context), err)
+	if err := s.tmp.Swap(s.d, context); err != nil {
+		return err
 	}
 	s.committed[context] = true
 	return nil
@@ -153,61 +133,14 @@ func (s *Staged) Finish() error {
 		}
 		current = append(current, pkg.Context)
 	}
-	for _, c := range s.layout.dropped {
-		target := filepath.Join(s.d.Path, c)
-		if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(target, filepath.Join(s.tmp, "old", c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(s.d.Given, c), err)
-		}
+	if err := s.tmp.Drop(s.d, s.layout.dropped); err != nil {
+		return err
 	}
-	return writeMarker(s.d.Path, current, nil)
+	return outdir.WriteMarker(s.d.Path, current, nil)
 }
 
 // Close removes the staging directory.
-func (s *Staged) Close() error { return os.RemoveAll(s.tmp) }
-
-// replaceDir puts staged at target. An existing target is exchanged with
-// staged atomically where the system can, else moved to old first.
-func replaceDir(target, staged, old string) error {
-	if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-		return os.Rename(staged, target)
-	}
-	if err := exchange(staged, target); err == nil {
-		return nil
-	} else if !errors.Is(err, errNoExchange) {
-		return err
-	}
-	return swap(target, staged, old)
-}
-
-// recoverStale puts back a context directory that an interrupted swap
-// left in a stale staging directory (renamed aside, the new one not yet in
-// place), then deletes the stale staging directories.
-func recoverStale(d *input.OutDir) error {
-	for _, stale := range d.Stale {
-		aside := filepath.Join(stale, "old")
-		entries, err := os.ReadDir(aside)
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		for _, e := range entries {
-			target := filepath.Join(d.Path, e.Name())
-			if _, err := os.Lstat(target); !errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err := os.Rename(filepath.Join(aside, e.Name()), target); err != nil {
-				return fmt.Errorf("restoring %s from an interrupted run: %w", filepath.Join(d.Given, e.Name()), err)
-			}
-		}
-		if err := os.RemoveAll(stale); err != nil {
-			return err
-		}
-	}
-	d.Stale = nil
-	return nil
-}
+func (s *Staged) Close() error { return s.tmp.Remove() }
 
 // Objects lists the package's resources (Kptfile and inventory aside) as
 // they are in the input: a namespaced resource without a namespace has
@@ -216,8 +149,17 @@ func (pkg *Package) Objects() []v1alpha1.ObjectRef {
 	var refs []v1alpha1.ObjectRef
 	for _, f := range pkg.files {
 		for _, i := range f.items {
-			refs = append(refs, input.KeyOf(&pkg.layout.items[i].Object).Ref())
+			refs = append(refs, outdir.KeyOf(&pkg.layout.items[i].Object).Ref())
 		}
 	}
 	return refs
+}
+
+// contexts names the layout's contexts, in its order.
+func (l *Layout) contexts() []string {
+	names := make([]string, len(l.Packages))
+	for i, pkg := range l.Packages {
+		names[i] = pkg.Context
+	}
+	return names
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // stageDir routes pkg against out, as apply does, and stages the result.
@@ -53,7 +53,7 @@ func TestStageCommitsOneContextAtATime(t *testing.T) {
 	if err := s.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := input.OpenOutDir(out); err != nil {
+	if _, err := outdir.OpenOutDir(out); err != nil {
 		t.Errorf("a half-committed output directory does not open: %v", err)
 	}
 }
@@ -67,13 +67,13 @@ func TestStageRestoresAnInterruptedSwap(t *testing.T) {
 	before := readTree(t, out)
 
 	// The state swap leaves between its two renames.
-	tmp := filepath.Join(out, input.TmpPrefix+"killed")
+	tmp := filepath.Join(out, outdir.TmpPrefix+"killed")
 	for _, dir := range []string{filepath.Join(tmp, "old"), filepath.Join(tmp, "new")} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := writeMarker(tmp, nil, nil); err != nil {
+	if err := outdir.WriteMarker(tmp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(filepath.Join(out, "ctx-a"), filepath.Join(tmp, "old", "ctx-a")); err != nil {

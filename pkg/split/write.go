@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -18,11 +16,12 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 const (
-	dirMode  = 0o755
-	fileMode = 0o644
+	dirMode  = outdir.DirMode
+	fileMode = outdir.FileMode
 )
 
 // WriteStream writes the package's resources and its inventory
@@ -75,12 +74,12 @@ func (pkg *Package) resources() ([]*yaml.RNode, error) {
 // are when every file already holds what split writes (see kept); those of
 // contexts that left the config are deleted. Nothing that split did not
 // write is deleted or overwritten: every check runs before the first write.
-func Write(d *input.OutDir, plan *Layout) error {
+func Write(d *outdir.OutDir, plan *Layout) error {
 	if plan.Results.ExitCode() != 0 {
 		return errors.New("the split has errors; nothing written")
 	}
 	previous := d.Contexts()
-	if err := checkTargets(d, plan, previous); err != nil {
+	if err := d.CheckTargets(plan.contexts()); err != nil {
 		return err
 	}
 	// A kpt split may have a context named like the engine directory: then
@@ -94,24 +93,16 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if err := openForWrite(d); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(d.Path, input.TmpPrefix)
+	tmp, err := outdir.NewStaging(d)
 	if err != nil {
 		return err
 	}
-	defer removeStaging(tmp)
-	if err := writeMarker(tmp, nil, nil); err != nil {
-		return err
-	}
-	written, err := os.Lstat(filepath.Join(tmp, input.MarkerFile))
+	defer tmp.Remove()
+	written, err := os.Lstat(filepath.Join(tmp.Path, outdir.MarkerFile))
 	if err != nil {
 		return err
 	}
-	staged, old := filepath.Join(tmp, "new"), filepath.Join(tmp, "old")
-	for _, dir := range []string{staged, old} {
-		if err := os.Mkdir(dir, dirMode); err != nil {
-			return err
-		}
-	}
+	staged, old := tmp.New(), tmp.Old()
 	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages, written.Mode())
 	if err := stage(staged, plan.Packages, sums, keep); err != nil {
 		return err
@@ -122,7 +113,7 @@ func Write(d *input.OutDir, plan *Layout) error {
 	if beforeSwap != nil {
 		beforeSwap()
 	}
-	if err := swapAll(d, plan, previous, staged, old, keep); err != nil {
+	if err := swapAll(d, plan, previous, tmp, keep); err != nil {
 		return err
 	}
 	if !engineDir {
@@ -134,39 +125,26 @@ func Write(d *input.OutDir, plan *Layout) error {
 // beforeSwap, set by tests only, runs between staging and swapping.
 var beforeSwap func()
 
-// checkTargets refuses a context directory that exists but that split did
-// not write.
-func checkTargets(d *input.OutDir, plan *Layout, previous []string) error {
-	for _, pkg := range plan.Packages {
-		target := filepath.Join(d.Path, pkg.Context)
-		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, pkg.Context) {
-			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
-				filepath.Join(d.Given, pkg.Context), input.ErrNotSplitDir, filepath.Join(d.Given, input.MarkerFile))
-		}
-	}
-	return nil
-}
-
 // openForWrite creates and marks the output directory, and restores what
 // an interrupted run left.
-func openForWrite(d *input.OutDir) error {
+func openForWrite(d *outdir.OutDir) error {
 	if err := os.MkdirAll(d.Path, dirMode); err != nil {
 		return err
 	}
 	if !d.Marked {
 		// Mark the directory before anything else, so that a failure
 		// leaves a directory the next run may clean.
-		if err := writeMarker(d.Path, nil, nil); err != nil {
+		if err := outdir.WriteMarker(d.Path, nil, nil); err != nil {
 			return err
 		}
 		d.Marked = true
 	}
-	return recoverStale(d)
+	return outdir.RecoverStale(d)
 }
 
 // swapAll swaps the staged context directories in, moves those of dropped
 // contexts to old, and lists the new contexts in the marker.
-func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old string, keep *kept) error {
+func swapAll(d *outdir.OutDir, plan *Layout, previous []string, tmp *outdir.Staging, keep *kept) error {
 	// List old and new contexts while swapping, so an interrupted run
 	// leaves every directory it touched listed as split's.
 	var current []string
@@ -179,7 +157,7 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 			all = append(all, c)
 		}
 	}
-	if err := writeMarker(d.Path, all, nil); err != nil {
+	if err := outdir.WriteMarker(d.Path, all, nil); err != nil {
 		return err
 	}
 	for _, pkg := range plan.Packages {
@@ -188,24 +166,18 @@ func swapAll(d *input.OutDir, plan *Layout, previous []string, staged, old strin
 				continue
 			}
 			// Changed since it was compared: write it after all.
-			if err := restage(staged, pkg); err != nil {
+			if err := restage(tmp.New(), pkg); err != nil {
 				return err
 			}
 		}
-		if err := replaceDir(filepath.Join(d.Path, pkg.Context), filepath.Join(staged, pkg.Context), filepath.Join(old, pkg.Context)); err != nil {
-			return fmt.Errorf("replacing %s: %w", filepath.Join(d.Given, pkg.Context), err)
+		if err := tmp.Swap(d, pkg.Context); err != nil {
+			return err
 		}
 	}
-	for _, c := range plan.dropped {
-		target := filepath.Join(d.Path, c)
-		if _, err := os.Lstat(target); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err := os.Rename(target, filepath.Join(old, c)); err != nil {
-			return fmt.Errorf("removing %s: %w", filepath.Join(d.Given, c), err)
-		}
+	if err := tmp.Drop(d, plan.dropped); err != nil {
+		return err
 	}
-	return writeMarker(d.Path, current, nil)
+	return outdir.WriteMarker(d.Path, current, nil)
 }
 
 // restage writes pkg to its staged directory, left empty while it was to
@@ -215,40 +187,6 @@ func restage(staged string, pkg *Package) error {
 		return err
 	}
 	return stage(staged, []*Package{pkg}, nil, nil)
-}
-
-// removeStaging removes a staging directory, the context directories it
-// holds (the replaced packages) by several writers at once: removing
-// thousands of files waits on the filesystem.
-func removeStaging(tmp string) {
-	var dirs []string
-	for _, sub := range []string{"new", "old"} {
-		entries, _ := os.ReadDir(filepath.Join(tmp, sub))
-		for _, e := range entries {
-			dirs = append(dirs, filepath.Join(tmp, sub, e.Name()))
-		}
-	}
-	_ = yamlio.ForEach(writers, len(dirs), func(i int) error { return os.RemoveAll(dirs[i]) })
-	_ = os.RemoveAll(tmp)
-}
-
-// swap moves target (if any) to old, then staged to target, restoring
-// target if the second step fails.
-func swap(target, staged, old string) error {
-	moved := false
-	if _, err := os.Lstat(target); err == nil {
-		if err := os.Rename(target, old); err != nil {
-			return err
-		}
-		moved = true
-	}
-	if err := os.Rename(staged, target); err != nil {
-		if moved {
-			_ = os.Rename(old, target)
-		}
-		return err
-	}
-	return nil
 }
 
 // writers is how many files are rendered and written at once. Creating a
@@ -295,7 +233,7 @@ func stage(dir string, pkgs []*Package, sums *writtenSums, keep *kept) error {
 		if keep.keeps(pkg) {
 			continue
 		}
-		if err := writeMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, pkg.paths()); err != nil {
+		if err := outdir.WriteMarker(filepath.Join(dir, pkg.Context), []string{pkg.Context}, pkg.paths()); err != nil {
 			return err
 		}
 	}
@@ -328,30 +266,3 @@ func writeAt(p string, data []byte, made *sync.Map) error {
 }
 
 func loaded(m *sync.Map, k string) bool { _, ok := m.Load(k); return ok }
-
-// writeMarker writes a marker file atomically.
-func writeMarker(dir string, contexts, files []string) error {
-	tmp := filepath.Join(dir, input.MarkerFile+".new")
-	if err := os.WriteFile(tmp, markerText(contexts, files), fileMode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, input.MarkerFile))
-}
-
-// markerText is a marker file's content.
-func markerText(contexts, files []string) []byte {
-	var b strings.Builder
-	b.WriteString(input.MarkerFormat + "\n")
-	b.WriteString("# Written by shard-router split, which deletes and rewrites what this file lists\n")
-	b.WriteString("# on every run. Edit the source package, not these files.\n")
-	for _, c := range contexts {
-		b.WriteString("context " + c + "\n")
-	}
-	for _, f := range files {
-		b.WriteString("file " + f + "\n")
-	}
-	return []byte(b.String())
-}
-
-// errNoExchange: the system cannot exchange two directories atomically.
-var errNoExchange = errors.New("atomic directory exchange not supported")

@@ -30,6 +30,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -41,7 +42,7 @@ const DefaultReconcileTimeout = 5 * time.Minute
 // Options tune Run.
 type Options struct {
 	// Plan are the plan's options; Plan.Split.Out (opened with
-	// input.OpenPrevious) is required: what each context last received.
+	// outdir.OpenPrevious) is required: what each context last received.
 	Plan plan.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
@@ -102,7 +103,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if !opts.DryRun {
 		// Without spec.rollout nothing is recorded, but a completed apply
 		// ends an unfinished rollout's record too.
-		if r.record, err = split.OpenRollout(r.outDir()); err != nil {
+		if r.record, err = outdir.OpenRollout(r.outDir()); err != nil {
 			return r.report, err
 		}
 	}
@@ -154,13 +155,13 @@ type run struct {
 	// record keeps the previous packages of what a rollout changes;
 	// rollingBack is set for a run that applies them again, rollbackHeld
 	// are the handoffs a rollback after a halt left unfinished.
-	record       *split.RolloutRecord
+	record       *outdir.RolloutRecord
 	rollingBack  bool
 	rollbackHeld []v1alpha1.Handoff
 }
 
 // outDir is OUT_DIR, what each context last received.
-func (r *run) outDir() *input.OutDir { return r.opts.Plan.Split.Out }
+func (r *run) outDir() *outdir.OutDir { return r.opts.Plan.Split.Out }
 
 func (r *run) contextNames() []string {
 	names := make([]string, len(r.layout.Packages))

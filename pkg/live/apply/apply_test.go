@@ -17,6 +17,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -50,7 +51,7 @@ func setup(t *testing.T) (pkg, out string) {
 			t.Fatal(err)
 		}
 	}
-	od, err := input.OpenOutDir(out)
+	od, err := outdir.OpenOutDir(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func setup(t *testing.T) (pkg, out string) {
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.Engine) {
+func load(t *testing.T, pkg string, od *outdir.OutDir) (*input.Input, *function.Engine) {
 	t.Helper()
 	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
 	if err != nil {
@@ -84,7 +85,7 @@ func load(t *testing.T, pkg string, od *input.OutDir) (*input.Input, *function.E
 
 func runApply(t *testing.T, pkg, out, kubeconfig string) (*v1alpha1.ApplyReport, error) {
 	t.Helper()
-	od, err := input.OpenPrevious(out)
+	od, err := outdir.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,12 +12,11 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
-	"github.com/shard-router/shard-router/pkg/split"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
-// A rollout keeps, in OUT_DIR (split.RolloutRecord), the package each
+// A rollout keeps, in OUT_DIR (outdir.RolloutRecord), the package each
 // context held before the rollout first wrote to it, until the rollout
 // completes. A rollback applies those packages again, newest wave first,
 // with the handoffs of any apply: an object the rollback moves back keeps
@@ -50,12 +49,12 @@ func (r *run) plannedUnchanged(t *target) bool {
 // Rollback rolls OUT_DIR's unfinished rollout back by hand (apply
 // --rollback): every context it recorded gets the package it held before
 // the rollout again, newest wave first. OUT_DIR must be locked.
-func Rollback(ctx context.Context, out *input.OutDir, opts Options) (*v1alpha1.ApplyReport, error) {
+func Rollback(ctx context.Context, out *outdir.OutDir, opts Options) (*v1alpha1.ApplyReport, error) {
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = DefaultReconcileTimeout
 	}
 	opts.DryRun = false
-	rec, err := split.OpenRollout(out)
+	rec, err := outdir.OpenRollout(out)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +91,7 @@ func newReport(dryRun bool) *v1alpha1.ApplyReport {
 }
 
 // rollbackRun is a run that applies the record's previous packages.
-func rollbackRun(opts Options, log *progress, rec *split.RolloutRecord, out *input.OutDir, report *v1alpha1.ApplyReport) *run {
+func rollbackRun(opts Options, log *progress, rec *outdir.RolloutRecord, out *outdir.OutDir, report *v1alpha1.ApplyReport) *run {
 	opts.Plan.Split.Out = out
 	return &run{opts: opts, log: log, report: report, record: rec, rollingBack: true, waved: true}
 }
@@ -149,7 +148,7 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 	sortHandoffs(r.report.Handoffs)
 	sortHandoffs(r.report.HeldInBoth)
 	if slices.ContainsFunc(r.targets, func(t *target) bool { return !t.done && t.hold == "" }) {
-		r.report.Errors = append(r.report.Errors, fmt.Sprintf("the rollback did not finish: %s keeps the rollout's record; apply --rollback again", filepath.Join(r.outDir().Given, split.RolloutDir)))
+		r.report.Errors = append(r.report.Errors, fmt.Sprintf("the rollback did not finish: %s keeps the rollout's record; apply --rollback again", filepath.Join(r.outDir().Given, outdir.RolloutDir)))
 		return
 	}
 	if err := rec.Remove(); err != nil {
@@ -171,7 +170,7 @@ func (r *run) prepareRollback(kc *cluster.Kubeconfig, t *target) error {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
 	cur := filepath.Join(r.outDir().Path, t.name)
-	if _, err := os.Stat(filepath.Join(cur, input.RGFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(cur, outdir.RGFile)); err == nil {
 		if t.old, err = cluster.ReadPackage(t.factory, t.name, cur); err != nil {
 			return err
 		}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
@@ -43,7 +43,7 @@ func TestRolloutOptionsRefused(t *testing.T) {
 			if err := os.WriteFile(shards, []byte(tc.config), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			od, err := input.OpenPrevious(out)
+			od, err := outdir.OpenPrevious(out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestRolloutOptionsRefused(t *testing.T) {
 // kubeconfig.
 func TestRollbackWithoutRecord(t *testing.T) {
 	_, out := setup(t)
-	od, err := input.OpenExisting(out)
+	od, err := outdir.OpenExisting(out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,8 +14,8 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // fleet is what status reads: OUT_DIR's context packages, and the
@@ -37,7 +37,7 @@ type fleet struct {
 // openFleet reads OUT_DIR's contexts, checks that each of names (default:
 // all of them) has a package, then loads the kubeconfig.
 func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
-	all, err := input.Contexts(outDir)
+	all, err := outdir.Contexts(outDir)
 	if err != nil {
 		return nil, err
 	}

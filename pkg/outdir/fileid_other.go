@@ -1,6 +1,6 @@
 //go:build !linux
 
-package input
+package outdir
 
 import (
 	"io/fs"

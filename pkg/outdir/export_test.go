@@ -1,4 +1,4 @@
-package input
+package outdir
 
 // ScanFile is scanFile, for the differential tests.
 var ScanFile = scanFile

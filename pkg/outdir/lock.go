@@ -1,4 +1,4 @@
-package split
+package outdir
 
 import (
 	"errors"
@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // ErrLocked is returned when another writer holds OUT_DIR's lock.
@@ -20,7 +18,7 @@ var ErrLocked = errors.New("is being written by another shard-router")
 // Lock is an advisory lock on an output directory, held by the commands
 // that write it (split -o, apply), so that two writers never interleave
 // their swaps and OUT_DIR keeps holding what each cluster last received.
-// It is a flock(2) on input.LockFile at OUT_DIR's top level: the kernel
+// It is a flock(2) on LockFile at OUT_DIR's top level: the kernel
 // releases it when its holder exits, even when killed.
 type Lock struct {
 	f       *os.File
@@ -34,7 +32,7 @@ type Lock struct {
 // still empty); without, a missing OUT_DIR is left for the caller to
 // refuse, and the lock is a no-op, as for a path that is no directory.
 func LockOutDir(dir string, create bool) (*Lock, error) {
-	l := &Lock{path: filepath.Join(dir, input.LockFile)}
+	l := &Lock{path: filepath.Join(dir, LockFile)}
 	// Unlock removes the lock file (and an OUT_DIR it created), so a file
 	// opened just before that may be locked once unlinked: retry on the
 	// file now at the path.
@@ -69,11 +67,11 @@ func (l *Lock) makeDir(dir string, create bool) (bool, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case err == nil:
-		return st.IsDir(), nil // input.OpenOutDir refuses a file
+		return st.IsDir(), nil // OpenOutDir refuses a file
 	case !errors.Is(err, fs.ErrNotExist) || !create:
 		return false, nil // left for the caller to refuse
 	}
-	switch err := os.MkdirAll(dir, dirMode); {
+	switch err := os.MkdirAll(dir, DirMode); {
 	case errors.Is(err, fs.ErrExist):
 		return true, nil // made and removed again by another run: retry
 	case err != nil:
@@ -86,7 +84,7 @@ func (l *Lock) makeDir(dir string, create bool) (bool, error) {
 // try opens and locks the lock file; nil when the file (or the OUT_DIR
 // this run created) was removed meanwhile.
 func (l *Lock) try(dir string) (*os.File, error) {
-	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, fileMode)
+	f, err := os.OpenFile(l.path, os.O_RDWR|os.O_CREATE, FileMode)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // another run removed the OUT_DIR it created
 	}

@@ -1,11 +1,9 @@
-package split
+package outdir
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // The rollout record keeps the package a context held before the rollout
@@ -19,7 +17,7 @@ func TestRolloutRecord(t *testing.T) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		for name, data := range map[string]string{input.RGFile: "rg\n", "cm.yaml": value} {
+		for name, data := range map[string]string{RGFile: "rg\n", "cm.yaml": value} {
 			if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +32,7 @@ func TestRolloutRecord(t *testing.T) {
 		return string(b)
 	}
 	write("A", "v1")
-	d := &input.OutDir{Path: out, Given: out}
+	d := &OutDir{Path: out, Given: out}
 	rec, err := OpenRollout(d)
 	if err != nil || rec.Exists() {
 		t.Fatalf("a new OUT_DIR: exists %v, %v", rec.Exists(), err)

@@ -1,4 +1,4 @@
-package split
+package outdir
 
 import (
 	"encoding/json"
@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
-
-	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // RolloutDir, inside OUT_DIR, records an unfinished rollout: the package
@@ -23,7 +21,7 @@ const rolloutFile = "rollout.json"
 
 // RolloutRecord is OUT_DIR's record of an unfinished rollout.
 type RolloutRecord struct {
-	d   *input.OutDir
+	d   *OutDir
 	dir string
 	mu  sync.Mutex
 	// Waves are the rollout's wave names, in order.
@@ -47,7 +45,7 @@ type RecordedContext struct {
 
 // OpenRollout reads OUT_DIR's rollout record; Exists is false when there is
 // none (the last rollout finished, or none ran).
-func OpenRollout(d *input.OutDir) (*RolloutRecord, error) {
+func OpenRollout(d *OutDir) (*RolloutRecord, error) {
 	r := &RolloutRecord{d: d, dir: filepath.Join(d.Path, RolloutDir)}
 	data, err := os.ReadFile(filepath.Join(r.dir, rolloutFile))
 	if errors.Is(err, fs.ErrNotExist) {
@@ -106,7 +104,7 @@ func (r *RolloutRecord) Save(context, wave string, waves []string) error {
 	}
 	rc := RecordedContext{Name: context, Wave: wave}
 	src := filepath.Join(r.d.Path, context)
-	if _, err := os.Stat(filepath.Join(src, input.RGFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(src, RGFile)); err == nil {
 		dst := r.PreviousDir(context)
 		if err := os.RemoveAll(dst); err != nil {
 			return err
@@ -159,7 +157,7 @@ func (r *RolloutRecord) Restore(context string) error {
 	if err := copyDir(r.PreviousDir(context), tmp); err != nil {
 		return err
 	}
-	if err := replaceDir(filepath.Join(r.d.Path, context), tmp, aside); err != nil {
+	if err := ReplaceDir(filepath.Join(r.d.Path, context), tmp, aside); err != nil {
 		return fmt.Errorf("putting back %s: %w", filepath.Join(r.d.Given, context), err)
 	}
 	_ = os.RemoveAll(aside)
@@ -176,7 +174,7 @@ func (r *RolloutRecord) Remove() error {
 
 // write replaces the record file in one rename.
 func (r *RolloutRecord) write() error {
-	if err := os.MkdirAll(r.dir, dirMode); err != nil {
+	if err := os.MkdirAll(r.dir, DirMode); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -184,7 +182,7 @@ func (r *RolloutRecord) write() error {
 		return err
 	}
 	tmp := filepath.Join(r.dir, rolloutFile+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(tmp, append(data, '\n'), FileMode); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(r.dir, rolloutFile))
@@ -202,7 +200,7 @@ func copyDir(src, dst string) error {
 		}
 		to := filepath.Join(dst, rel)
 		if e.IsDir() {
-			return os.MkdirAll(to, dirMode)
+			return os.MkdirAll(to, DirMode)
 		}
 		if !e.Type().IsRegular() {
 			return nil
@@ -211,6 +209,6 @@ func copyDir(src, dst string) error {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(to, data, 0o644)
+		return os.WriteFile(to, data, FileMode)
 	})
 }

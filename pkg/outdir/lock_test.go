@@ -1,4 +1,4 @@
-package split_test
+package outdir_test
 
 import (
 	"bufio"
@@ -13,23 +13,22 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/shard-router/shard-router/pkg/input"
-	"github.com/shard-router/shard-router/pkg/split"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 func TestLockRefusesASecondWriter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
-	first, err := split.LockOutDir(out, true)
+	first, err := outdir.LockOutDir(out, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = split.LockOutDir(out, true)
-	if !errors.Is(err, split.ErrLocked) || !strings.Contains(err.Error(), out) ||
+	_, err = outdir.LockOutDir(out, true)
+	if !errors.Is(err, outdir.ErrLocked) || !strings.Contains(err.Error(), out) ||
 		!strings.Contains(err.Error(), "pid "+strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second lock: %v; want ErrLocked naming %s and pid %d", err, out, os.Getpid())
 	}
 	// A directory holding only a writer's lock is still empty to split.
-	d, err := input.OpenOutDir(out)
+	d, err := outdir.OpenOutDir(out)
 	if err != nil || d.Marked || len(d.Previous) > 0 {
 		t.Fatalf("OpenOutDir with only the lock: %+v, %v", d, err)
 	}
@@ -42,7 +41,7 @@ func TestLockRefusesASecondWriter(t *testing.T) {
 func TestLockReleasedAfterARun(t *testing.T) {
 	out := t.TempDir()
 	for i := range 2 {
-		l, err := split.LockOutDir(out, false)
+		l, err := outdir.LockOutDir(out, false)
 		if err != nil {
 			t.Fatalf("run %d: %v", i, err)
 		}
@@ -54,7 +53,7 @@ func TestLockReleasedAfterARun(t *testing.T) {
 	}
 	// Without create, a missing OUT_DIR is left for the caller to refuse.
 	missing := filepath.Join(out, "missing")
-	if l, err := split.LockOutDir(missing, false); err != nil {
+	if l, err := outdir.LockOutDir(missing, false); err != nil {
 		t.Fatal(err)
 	} else {
 		l.Unlock()
@@ -71,7 +70,7 @@ func TestLockHolderProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process for TestLockKilledHolder")
 	}
-	if _, err := split.LockOutDir(dir, false); err != nil {
+	if _, err := outdir.LockOutDir(dir, false); err != nil {
 		t.Fatal(err)
 	}
 	os.Stdout.WriteString("locked\n")
@@ -93,8 +92,8 @@ func TestLockKilledHolder(t *testing.T) {
 	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "locked\n" {
 		t.Fatalf("child said %q, %v", line, err)
 	}
-	_, err = split.LockOutDir(out, false)
-	if !errors.Is(err, split.ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(child.Process.Pid)) {
+	_, err = outdir.LockOutDir(out, false)
+	if !errors.Is(err, outdir.ErrLocked) || !strings.Contains(err.Error(), "pid "+strconv.Itoa(child.Process.Pid)) {
 		t.Fatalf("lock held by the child: %v; want ErrLocked naming pid %d", err, child.Process.Pid)
 	}
 	if err := child.Process.Kill(); err != nil {
@@ -102,10 +101,10 @@ func TestLockKilledHolder(t *testing.T) {
 	}
 	_ = child.Wait()
 	// The killed holder left its lock file; the kernel released its lock.
-	if _, err := os.Stat(filepath.Join(out, input.LockFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(out, outdir.LockFile)); err != nil {
 		t.Fatalf("want the killed holder's lock file left: %v", err)
 	}
-	l, err := split.LockOutDir(out, false)
+	l, err := outdir.LockOutDir(out, false)
 	if err != nil {
 		t.Fatalf("after the holder was killed: %v", err)
 	}
@@ -124,9 +123,9 @@ func TestLockRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 100 {
-				l, err := split.LockOutDir(out, true)
+				l, err := outdir.LockOutDir(out, true)
 				if err != nil {
-					if !errors.Is(err, split.ErrLocked) {
+					if !errors.Is(err, outdir.ErrLocked) {
 						t.Errorf("refused otherwise than ErrLocked: %v", err)
 					}
 					continue

@@ -1,4 +1,4 @@
-package input
+package outdir
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/datastore"
 	"github.com/shard-router/shard-router/pkg/function"
+	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/route"
 )
 
@@ -34,7 +35,7 @@ const (
 	// TmpPrefix names the staging directory inside the output directory.
 	TmpPrefix = MarkerFile + "-tmp-"
 	// LockFile is the lock split -o and apply hold on the output directory
-	// while they write it (see split.LockOutDir); it is no context's file.
+	// while they write it (see LockOutDir); it is no context's file.
 	LockFile = ".shard-router.lock"
 	// RGFile is the inventory file name kpt live init writes.
 	RGFile = "resourcegroup.yaml"
@@ -121,7 +122,7 @@ type PrevContext struct {
 // ScannedFile is a file of the previous split that plan did not parse:
 // the hash of its bytes and the resources scanFile found in it.
 type ScannedFile struct {
-	Sum  Digest
+	Sum  input.Digest
 	Held []HeldResource
 	// id is the file as it was when read (see Unchanged).
 	id   fileID
@@ -131,7 +132,7 @@ type ScannedFile struct {
 // PrevObject is a resource of a previous context directory as plan
 // compares it: the digest of its data, and where to read it for a diff.
 type PrevObject struct {
-	Digest Digest
+	Digest input.Digest
 	File   string
 	Pos    int // its position among the file's resources
 }
@@ -187,7 +188,7 @@ func mustExist(dir string) error {
 }
 
 func openOutDir(dir string, read ReadMode) (*OutDir, error) {
-	abs, err := Resolve(dir)
+	abs, err := input.Resolve(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -618,10 +619,10 @@ func (pc *PrevContext) readFile(dir, f, shown string, digests bool) ([]HeldResou
 		}
 		h := HeldResource{Key: KeyOf(&it.Object), DataStore: ds}
 		if digests {
-			h.Obj = PrevObject{Digest: DigestOf(n), File: f, Pos: pos}
+			h.Obj = PrevObject{Digest: input.DigestOf(n), File: f, Pos: pos}
 		}
 		if len(out) == 0 {
-			h.Desc = DescribeNode(n) // only a file's first can be the context's first
+			h.Desc = input.DescribeNode(n) // only a file's first can be the context's first
 		}
 		out = append(out, h)
 	}
@@ -698,4 +699,19 @@ func ReadOwnDir(dir, shown, name string) (files []string, exists bool, err error
 	}
 	files, _, err = checkContextDir(dir, shown, name)
 	return files, true, err
+}
+
+// CheckTargets refuses, before anything is written, a directory of one of
+// contexts that exists but that the root marker does not list: split did
+// not write it, and nothing split did not write is replaced.
+func (d *OutDir) CheckTargets(contexts []string) error {
+	previous := d.Contexts()
+	for _, c := range contexts {
+		target := filepath.Join(d.Path, c)
+		if _, err := os.Lstat(target); err == nil && !slices.Contains(previous, c) {
+			return fmt.Errorf("%s exists and was %w (%s does not list it): move it away",
+				filepath.Join(d.Given, c), ErrNotSplitDir, filepath.Join(d.Given, MarkerFile))
+		}
+	}
+	return nil
 }

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package split
+package outdir
 
 func exchange(a, b string) error { return errNoExchange }

@@ -1,4 +1,4 @@
-package input_test
+package outdir_test
 
 import (
 	"bytes"
@@ -16,25 +16,26 @@ import (
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
+	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
 )
 
 // parseFile is readFile on data: the reference scanFile must agree with.
-func parseFile(t *testing.T, data []byte, ctx string) []input.HeldResource {
+func parseFile(t *testing.T, data []byte, ctx string) []outdir.HeldResource {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "f.yaml"), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	held, err := input.ReadFile(ctx, dir, "f.yaml")
+	held, err := outdir.ReadFile(ctx, dir, "f.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return held
 }
 
-func keysAndStores(hs []input.HeldResource) []string {
+func keysAndStores(hs []outdir.HeldResource) []string {
 	var out []string
 	for _, h := range hs {
 		out = append(out, fmt.Sprintf("%v %s %s", h.Key, h.DataStore, h.Desc))
@@ -45,7 +46,7 @@ func keysAndStores(hs []input.HeldResource) []string {
 // checkScan requires scanFile to read data as readFile does, or to refuse.
 func checkScan(t *testing.T, data []byte, ctx string) bool {
 	t.Helper()
-	got, ok := input.ScanFile(data, ctx)
+	got, ok := outdir.ScanFile(data, ctx)
 	if !ok {
 		return false
 	}
@@ -96,7 +97,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		od, err := input.OpenOutDir(out)
+		od, err := outdir.OpenOutDir(out)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -105,7 +106,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 		}
 		for ctx, data := range readTree(t, out) {
 			c, f, _ := strings.Cut(ctx, "/")
-			if !strings.HasSuffix(f, ".yaml") || f == input.RGFile {
+			if !strings.HasSuffix(f, ".yaml") || f == outdir.RGFile {
 				continue
 			}
 			files++
@@ -120,7 +121,7 @@ func TestScanFileAgreesOnSplitOutput(t *testing.T) {
 }
 
 // splitInto splits in with its own config into od.
-func splitInto(in *input.Input, od *input.OutDir) error {
+func splitInto(in *input.Input, od *outdir.OutDir) error {
 	node, err := in.Config()
 	if err != nil {
 		return err
