@@ -8,6 +8,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
@@ -24,17 +25,21 @@ const HTML = "html"
 //go:embed html/*.tmpl
 var htmlFiles embed.FS
 
-var htmlPages = template.Must(template.New("pages").Funcs(template.FuncMap{
-	"percent": Percent,
-	"human":   HumanBytes,
-	"join":    strings.Join,
-}).ParseFS(htmlFiles, "html/*.tmpl"))
+// htmlPages parses the templates on first use, so that no other command
+// (function mode above all) pays for them.
+var htmlPages = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("pages").Funcs(template.FuncMap{
+		"percent": Percent,
+		"human":   HumanBytes,
+		"join":    strings.Join,
+	}).ParseFS(htmlFiles, "html/*.tmpl"))
+})
 
 // renderPage executes one page into a buffer first, so that a template
 // error never leaves half a page on stdout.
 func renderPage(w io.Writer, page string, view any) error {
 	var b bytes.Buffer
-	if err := htmlPages.ExecuteTemplate(&b, page, view); err != nil {
+	if err := htmlPages().ExecuteTemplate(&b, page, view); err != nil {
 		return fmt.Errorf("rendering the %s page: %w", page, err)
 	}
 	_, err := w.Write(b.Bytes())
