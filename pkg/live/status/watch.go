@@ -4,11 +4,9 @@ import (
 	"context"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/live/cluster"
 )
 
 // ObjectHealth is kstatus' verdict on one live object.
@@ -18,26 +16,18 @@ type ObjectHealth struct {
 	Message string
 }
 
-// HealthChecker reads a set of objects from one cluster, as status reads
-// them (batched lists and gets), and computes each one's kstatus: what
-// apply polls while a wave bakes.
+// HealthChecker reads a set of objects from one cluster with a Reader
+// (batched lists and gets), and computes each one's kstatus: what apply
+// polls while a wave bakes. The reads are grouped once, for every check.
 type HealthChecker struct {
-	dynamic dynamic.Interface
+	reader  *Reader
 	batches []*batch
 	refs    []v1alpha1.ObjectRef
 }
 
 // NewHealthChecker prepares the reads of objs in the cluster of f.
 func NewHealthChecker(f cmdutil.Factory, objs []*unstructured.Unstructured) (*HealthChecker, error) {
-	cfg, err := f.ToRESTConfig()
-	if err != nil {
-		return nil, err
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	mapper, err := f.ToRESTMapper()
+	r, err := NewReader(f)
 	if err != nil {
 		return nil, err
 	}
@@ -45,18 +35,17 @@ func NewHealthChecker(f cmdutil.Factory, objs []*unstructured.Unstructured) (*He
 	for _, u := range objs {
 		refs = append(refs, refOf(u))
 	}
-	batches, unserved, err := groupReads(cluster.MemoMapper(mapper), refs)
+	batches, _, err := groupReads(r.mapper, refs) // unserved kinds are never found: reported NotFound
 	if err != nil {
 		return nil, err
 	}
-	_ = unserved // never found: reported NotFound
-	return &HealthChecker{dynamic: dyn, batches: splitSmall(batches, listMin), refs: refs}, nil
+	return &HealthChecker{reader: r, batches: splitSmall(batches, listMin), refs: refs}, nil
 }
 
 // Check reads every object once and returns those that are not Current
 // (NotFound included), in the order they were given.
 func (h *HealthChecker) Check(ctx context.Context) ([]ObjectHealth, error) {
-	live, err := readLive(ctx, h.dynamic, h.batches, readsPerContext)
+	live, err := readLive(ctx, h.reader.dynamic, h.batches, readsPerContext)
 	if err != nil {
 		return nil, err
 	}
