@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
@@ -156,26 +153,10 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 	}
 }
 
-// prepareRollback reads what a rollback needs of one context.
+// prepareRollback reads what a rollback needs of one context: as
+// prepare does, t.dir being its kept previous package.
 func (r *run) prepareRollback(kc *cluster.Kubeconfig, t *target) error {
-	t.factory = kc.Factory(t.name)
-	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
-	if err != nil {
-		return err
-	}
-	t.pkg = pkg
-	t.objects = object.UnstructuredSetToObjMetadataSet(pkg.Objects)
-	t.report.Objects = len(pkg.Objects)
-	if t.live, err = cluster.ReadLiveInventory(t.factory, pkg.Inventory); err != nil {
-		return fmt.Errorf("context %q: %w", t.name, err)
-	}
-	cur := filepath.Join(r.outDir().Path, t.name)
-	if _, err := os.Stat(filepath.Join(cur, outdir.RGFile)); err == nil {
-		if t.old, err = cluster.ReadPackage(t.factory, t.name, cur); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.load(kc, t, func(err error) error { return err })
 }
 
 // rollBackAfterHalt rolls back what this run changed once a wave halted

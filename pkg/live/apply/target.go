@@ -14,6 +14,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // target is one context of the run.
@@ -87,11 +88,20 @@ func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
 }
 
 func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
-	t.factory = kc.Factory(t.name)
 	r.log.printf(t.name, "reading the package and the cluster's inventory")
+	return r.load(kc, t, func(err error) error {
+		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.outDir().Path, t.name)+" (staged)", 1))
+	})
+}
+
+// load reads the package in t.dir, the cluster's live inventory and the
+// package OUT_DIR holds for the context; pkgErr words an error reading
+// t.dir's package.
+func (r *run) load(kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) error {
+	t.factory = kc.Factory(t.name)
 	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
 	if err != nil {
-		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.outDir().Path, t.name)+" (staged)", 1))
+		return pkgErr(err)
 	}
 	t.pkg = pkg
 	t.objects = object.UnstructuredSetToObjMetadataSet(pkg.Objects)
@@ -100,7 +110,7 @@ func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
 	oldDir := filepath.Join(r.outDir().Path, t.name)
-	if _, err := os.Stat(filepath.Join(oldDir, "resourcegroup.yaml")); err == nil {
+	if _, err := os.Stat(filepath.Join(oldDir, outdir.RGFile)); err == nil {
 		if t.old, err = cluster.ReadPackage(t.factory, t.name, oldDir); err != nil {
 			return err
 		}
