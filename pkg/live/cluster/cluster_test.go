@@ -2,11 +2,15 @@ package cluster_test
 
 import (
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	flowcontrolapi "k8s.io/api/flowcontrol/v1beta2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	cmdtesting "k8s.io/kubectl/pkg/cmd/testing"
@@ -219,5 +223,54 @@ func TestMemoMapper(t *testing.T) {
 	}
 	if counting.calls != 4 {
 		t.Errorf("%d calls reached the mapper, want 4: an error is asked again", counting.calls)
+	}
+}
+
+// TestFactoryAsksAboutFlowControlOnce: kpt's throttling asks the apiserver
+// whether it has flow control (HEAD /livez/ping) on every rest config; the
+// factory asks once when the answer is yes (throttling off), and keeps
+// asking, as kpt does, when it is no (kpt's 30 QPS, burst 60).
+func TestFactoryAsksAboutFlowControlOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		flowControl bool
+		wantPings   int64
+		wantQPS     float32
+		wantBurst   int
+	}{
+		{name: "flow control", flowControl: true, wantPings: 1, wantQPS: -1, wantBurst: -1},
+		{name: "no flow control", flowControl: false, wantPings: 5, wantQPS: 30, wantBurst: 60},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var pings atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodHead && r.URL.Path == "/livez/ping" {
+					pings.Add(1)
+					if tc.flowControl {
+						w.Header().Set(flowcontrolapi.ResponseHeaderMatchedFlowSchemaUID, "some-uid")
+					}
+				}
+			}))
+			defer srv.Close()
+			path := filepath.Join(t.TempDir(), "config")
+			writeFile(t, path, strings.ReplaceAll(kubeconfig, "https://127.0.0.1:6443", srv.URL))
+			k, err := cluster.LoadKubeconfig(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := k.Factory("shard-a")
+			for range 5 {
+				c, err := f.ToRESTConfig()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.QPS != tc.wantQPS || c.Burst != tc.wantBurst {
+					t.Fatalf("QPS %v, burst %d; want %v, %d", c.QPS, c.Burst, tc.wantQPS, tc.wantBurst)
+				}
+			}
+			if got := pings.Load(); got != tc.wantPings {
+				t.Errorf("%d flow-control pings for 5 rest configs, want %d", got, tc.wantPings)
+			}
+		})
 	}
 }

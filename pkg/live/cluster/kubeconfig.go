@@ -5,10 +5,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	kptutil "github.com/kptdev/kpt/commands/util"
 	"github.com/kptdev/kpt/pkg/lib/util/cfgflags"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -108,7 +110,8 @@ func (k *Kubeconfig) Require(contexts []string) error {
 // its own (kpt commands/util.NewFactory): kubectl's config flags with the
 // kubeconfig and the context set, kpt's client-side throttling (none when
 // the apiserver has flow control, else at least 30 QPS), and a user agent.
-// Each call returns a new factory, with its own discovery cache.
+// Each call returns a new factory, with its own discovery cache, that asks
+// the apiserver about flow control once (see rememberFlowControl).
 func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	flags := genericclioptions.NewConfigFlags(true)
 	if k.Path != "" {
@@ -117,5 +120,29 @@ func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	ctx := context
 	flags.Context = &ctx
 	kptutil.UpdateQPS(flags)
+	flags.WrapConfigFn = rememberFlowControl(flags.WrapConfigFn)
 	return cmdutil.NewFactory(&cfgflags.UserAgentKubeConfigFlags{Delegate: flags, UserAgent: UserAgent})
+}
+
+// rememberFlowControl wraps kpt's throttling (UpdateQPS), which asks the
+// apiserver whether it has flow control (a HEAD /livez/ping) on every
+// ToRESTConfig: cli-utils' applier calls it once per object it applies, so
+// a serial apply pays a round trip per object for an answer that does not
+// change during a run. Once kpt found flow control (throttling off: QPS
+// and burst -1), later configs get that answer without asking; any other
+// answer (no flow control, or a ping that failed) is asked again, as kpt
+// does.
+func rememberFlowControl(kptWrap func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
+	var known atomic.Bool
+	return func(c *rest.Config) *rest.Config {
+		if known.Load() {
+			c.QPS, c.Burst = -1, -1
+			return c
+		}
+		c = kptWrap(c)
+		if c.QPS < 0 && c.Burst < 0 {
+			known.Store(true)
+		}
+		return c
+	}
 }
