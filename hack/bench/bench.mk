@@ -29,5 +29,5 @@ bench-compare: ## Before/after: the shard-router of git revision BASE (default H
 bench-apply: tools-kpt tools-cluster ## shard-router apply vs kpt live apply per context: ~1,000 objects, 2 real clusters, create and no change
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyVsKpt' -benchtime 1x -timeout 30m ./test/e2e/
 
-bench-rollout: tools-kpt tools-cluster ## a change rolled out in two waves minus its bake, vs all at once: 600 objects, 3 real clusters (issue 28)
+bench-rollout: tools-kpt tools-cluster ## a change rolled out in two waves minus its bake, vs all at once, beside kpt live apply in the same order: 600 objects, 3 real clusters (issue 28)
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutVsAllAtOnce' -benchtime 1x -timeout 30m ./test/e2e/
