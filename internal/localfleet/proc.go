@@ -8,11 +8,14 @@ package localfleet
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -176,12 +179,47 @@ func Wait(p *Proc, what string, check func() error) error {
 	return fmt.Errorf("%s: no %s after %d attempts: %v\n%s", p.Name, what, readyAttempts, err, Tail(p.LogPath, 40))
 }
 
-// FreePort returns a TCP port free on 127.0.0.1 right now.
+// FreePort returns a TCP port free on 127.0.0.1 right now, for a server
+// about to be started. It is taken below the kernel's ephemeral range, so
+// that the source port of an outgoing connection cannot take it before the
+// server binds it (a port the kernel picks with ":0" can), and it is never
+// handed out twice by one process.
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	lo, hi := serverPorts()
+	for range 1000 {
+		port := lo + rand.IntN(hi-lo)
+		if portsGiven[port] {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err != nil {
+			continue // in use
+		}
+		_ = l.Close()
+		portsGiven[port] = true
+		return port, nil
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return 0, fmt.Errorf("no free TCP port on 127.0.0.1 in %d-%d after 1000 tries", lo, hi-1)
+}
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// serverPorts is the range FreePort picks from: [lo, hi), where hi is the
+// first port of the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range; 32768 when it cannot be read).
+func serverPorts() (lo, hi int) {
+	lo, hi = 10000, 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if first, err := strconv.Atoi(f[0]); err == nil && first > lo+1000 {
+				hi = first
+			}
+		}
+	}
+	return lo, hi
 }
