@@ -302,27 +302,10 @@ func htmlLocation(l v1alpha1.OverrideLocation) string {
 	return s
 }
 
-// planDiffs groups the diffs as the markdown plan does: each distinct diff
-// once, with the contexts that share it; it also returns how many updates
-// they are.
+// planDiffs are the plan's diffs grouped as the markdown plan groups them
+// (groupDiffs), with how many updates they are.
 func planDiffs(p *v1alpha1.SplitPlan) ([]diffView, int) {
-	var all []*sharedDiff
-	byKey := map[string]*sharedDiff{}
-	total := 0
-	for _, c := range p.Contexts {
-		for _, d := range c.Diffs {
-			total++
-			file, body := splitDiff(d.Diff, c.Name)
-			key := d.Ref.String() + "\x00" + file + "\x00" + body
-			if sd := byKey[key]; sd != nil {
-				sd.contexts = append(sd.contexts, c.Name)
-				continue
-			}
-			sd := &sharedDiff{ref: d.Ref, file: file, body: body, contexts: []string{c.Name}}
-			byKey[key] = sd
-			all = append(all, sd)
-		}
-	}
+	all, total := groupDiffs(p)
 	views := make([]diffView, len(all))
 	for i, sd := range all {
 		where := strings.Join(sd.contexts, ", ")

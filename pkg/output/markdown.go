@@ -263,12 +263,11 @@ type sharedDiff struct {
 	contexts []string
 }
 
-// diffs writes each distinct diff once, naming its object, its file and
-// the contexts that share it.
-func (m *mdWriter) diffs(p *v1alpha1.SplitPlan) {
-	var all []*sharedDiff
+// groupDiffs groups the plan's diffs: each distinct diff once, in the
+// order first seen, with the contexts whose update it is; total is how
+// many updates they are. The markdown and the html plans both show them so.
+func groupDiffs(p *v1alpha1.SplitPlan) (all []*sharedDiff, total int) {
 	byKey := map[string]*sharedDiff{}
-	total := 0
 	for _, c := range p.Contexts {
 		for _, d := range c.Diffs {
 			total++
@@ -283,6 +282,13 @@ func (m *mdWriter) diffs(p *v1alpha1.SplitPlan) {
 			all = append(all, sd)
 		}
 	}
+	return all, total
+}
+
+// diffs writes each distinct diff once, naming its object, its file and
+// the contexts that share it.
+func (m *mdWriter) diffs(p *v1alpha1.SplitPlan) {
+	all, total := groupDiffs(p)
 	if len(all) == 0 {
 		return
 	}
