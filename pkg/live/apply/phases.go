@@ -27,8 +27,7 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		return
 	}
 	if err := r.recordChange(t); err != nil {
-		t.fail(err)
-		r.log.printf(t.name, "failed: %v", err)
+		r.fail(t, err)
 		return
 	}
 	objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
@@ -38,8 +37,7 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		r.log.printf(t.name, "applying %d object(s)", len(objs))
 	}
 	if err := r.applyContext(ctx, t, objs); err != nil {
-		t.fail(err)
-		r.log.printf(t.name, "failed: %v", err)
+		r.fail(t, err)
 		return
 	}
 	t.firstDone = true
@@ -83,8 +81,7 @@ func (r *run) secondPhase(ctx context.Context, t *target) {
 	t.pruneTried = true
 	r.log.printf(t.name, "every new copy of the %d object(s) it hands off is Current: applying its package, which prunes them", len(t.handoffs))
 	if err := r.applyContext(ctx, t, t.pkg.Objects); err != nil {
-		t.fail(err)
-		r.log.printf(t.name, "failed: %v", err)
+		r.fail(t, err)
 		return
 	}
 	r.commit(t)
@@ -129,8 +126,7 @@ func (r *run) whyNotTaken(names []string) string {
 func (r *run) commit(t *target) {
 	if r.rollingBack {
 		if err := r.record.Restore(t.name); err != nil {
-			t.fail(err)
-			r.log.printf(t.name, "failed: %v", err)
+			r.fail(t, err)
 			return
 		}
 		t.done = true
@@ -140,8 +136,7 @@ func (r *run) commit(t *target) {
 	}
 	if !r.opts.DryRun {
 		if err := r.staged.Commit(t.name); err != nil {
-			t.fail(err)
-			r.log.printf(t.name, "failed: %v", err)
+			r.fail(t, err)
 			return
 		}
 	}

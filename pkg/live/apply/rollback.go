@@ -112,8 +112,7 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 				t.hold = "it had no package before the rollout: not rolled back (kpt live destroy removes what its cluster holds)"
 				r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("context %q: %s", c.Name, t.hold))
 			} else if err := r.prepareRollback(kc, t); err != nil {
-				t.fail(err)
-				r.log.printf(t.name, "failed: %v", err)
+				r.fail(t, err)
 			}
 			w.targets = append(w.targets, t)
 			r.targets = append(r.targets, t)

@@ -58,6 +58,12 @@ type target struct {
 	report v1alpha1.ContextApply
 }
 
+// fail records that the context failed and says so.
+func (r *run) fail(t *target, err error) {
+	t.fail(err)
+	r.log.printf(t.name, "failed: %v", err)
+}
+
 // fail records that the context failed.
 func (t *target) fail(err error) {
 	t.failed = true
@@ -78,8 +84,7 @@ func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
 	for _, t := range r.targets {
 		g.Go(func() error {
 			if err := r.prepare(kc, t); err != nil {
-				r.log.printf(t.name, "failed: %v", err)
-				t.fail(err)
+				r.fail(t, err)
 			}
 			return nil
 		})

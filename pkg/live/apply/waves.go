@@ -292,7 +292,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 		objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
 		hc, err := status.NewHealthChecker(t.factory, objs)
 		if err != nil {
-			r.failBake(t, w, fmt.Errorf("context %q: reading its objects' health: %w", t.name, err))
+			r.failBake(t, fmt.Errorf("context %q: reading its objects' health: %w", t.name, err))
 			continue
 		}
 		checkers[t] = hc
@@ -309,7 +309,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 				bad, err := hc.Check(ctx)
 				switch {
 				case err != nil:
-					r.failBake(t, w, fmt.Errorf("context %q: health lost during wave %s's bake: %w", t.name, w.plan.Name, err))
+					r.failBake(t, fmt.Errorf("context %q: health lost during wave %s's bake: %w", t.name, w.plan.Name, err))
 				case len(bad) > 0:
 					msgs := make([]string, 0, len(bad))
 					for _, b := range bad {
@@ -319,7 +319,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 						}
 						msgs = append(msgs, m)
 					}
-					r.failBake(t, w, fmt.Errorf("context %q: health lost during wave %s's bake: %s", t.name, w.plan.Name, strings.Join(msgs, "; ")))
+					r.failBake(t, fmt.Errorf("context %q: health lost during wave %s's bake: %s", t.name, w.plan.Name, strings.Join(msgs, "; ")))
 				default:
 					return nil
 				}
@@ -343,7 +343,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 		select {
 		case <-ctx.Done():
 			for t := range checkers {
-				r.failBake(t, w, fmt.Errorf("context %q: wave %s's bake interrupted: %w", t.name, w.plan.Name, ctx.Err()))
+				r.failBake(t, fmt.Errorf("context %q: wave %s's bake interrupted: %w", t.name, w.plan.Name, ctx.Err()))
 			}
 			return
 		case <-poll.C:
@@ -352,11 +352,11 @@ func (r *run) bake(ctx context.Context, w *wave) {
 	}
 }
 
-// failBake fails a context whose health was lost while its wave baked.
-func (r *run) failBake(t *target, w *wave, err error) {
-	t.fail(err)
+// failBake fails a context whose health was lost while its wave baked;
+// the loss is one of its failures too.
+func (r *run) failBake(t *target, err error) {
 	t.report.Failures = append(t.report.Failures, err.Error())
-	r.log.printf(t.name, "failed: %v", err)
+	r.fail(t, err)
 }
 
 // phaseOn runs step on targets, limit at a time (0: all).
