@@ -7,9 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 
-	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/internal/yamlio/yamliotest"
-	"github.com/shard-router/shard-router/pkg/input"
 )
 
 // rewrite reads a file or stream as kpt reads a package file (and `kpt live
@@ -36,31 +34,7 @@ func TestCommentShapesSplitIsAFixedPoint(t *testing.T) {
 		pkg := t.TempDir()
 		writeTree(t, pkg, map[string]string{"Kptfile": manifestKptfile, "shards.yaml": manifestShardConfig,
 			"namespaces.yaml": manifestNamespaces, "shape.yaml": sh.File})
-		dirIn, err := input.ReadPackage(pkg, yamlio.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes, err := dirIn.Nodes()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rl, plain strings.Builder
-		if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(nodes); err != nil {
-			t.Fatal(err)
-		}
-		if err := (kio.ByteWriter{Writer: &plain, KeepReaderAnnotations: true}).Write(nodes); err != nil {
-			t.Fatal(err)
-		}
-		inputs := map[string]func() (*input.Input, error){
-			"directory": func() (*input.Input, error) { return input.ReadPackage(pkg, yamlio.Options{}) },
-			"ResourceList": func() (*input.Input, error) {
-				return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
-			},
-			"plain stream": func() (*input.Input, error) {
-				return input.ReadStream(strings.NewReader(plain.String()), yamlio.Options{})
-			},
-		}
-		for name, read := range inputs {
+		for name, read := range inputForms(t, pkg, false) {
 			in, err := read()
 			if err != nil {
 				t.Fatalf("%s, %s: %v", sh.Name, name, err)

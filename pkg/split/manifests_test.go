@@ -187,6 +187,47 @@ items:
 	},
 }
 
+// inputForms are the ways to read the package in dir: the directory, the
+// ResourceList kpt fn source writes of it, and a plain stream of it; with
+// reference, also the directory and the ResourceList through the
+// reference (kyaml) reader.
+func inputForms(t *testing.T, dir string, reference bool) map[string]func() (*input.Input, error) {
+	t.Helper()
+	dirIn, err := input.ReadPackage(dir, yamlio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := dirIn.Nodes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rl, plain strings.Builder
+	if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(nodes); err != nil {
+		t.Fatal(err)
+	}
+	if err := (kio.ByteWriter{Writer: &plain, KeepReaderAnnotations: true}).Write(nodes); err != nil {
+		t.Fatal(err)
+	}
+	forms := map[string]func() (*input.Input, error){
+		"directory": func() (*input.Input, error) { return input.ReadPackage(dir, yamlio.Options{}) },
+		"ResourceList": func() (*input.Input, error) {
+			return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
+		},
+		"plain stream": func() (*input.Input, error) {
+			return input.ReadStream(strings.NewReader(plain.String()), yamlio.Options{})
+		},
+	}
+	if reference {
+		forms["directory, reference reader"] = func() (*input.Input, error) {
+			return input.ReadPackage(dir, yamlio.Options{Reference: true})
+		}
+		forms["ResourceList, reference reader"] = func() (*input.Input, error) {
+			return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{Reference: true})
+		}
+	}
+	return forms
+}
+
 func TestManifestClassesSplit(t *testing.T) {
 	for _, tc := range manifestSplitCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -196,37 +237,7 @@ func TestManifestClassesSplit(t *testing.T) {
 			}
 			pkg := t.TempDir()
 			writeTree(t, pkg, files)
-			dirIn, err := input.ReadPackage(pkg, yamlio.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			nodes, err := dirIn.Nodes()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var rl, plain strings.Builder
-			if err := (kio.ByteWriter{Writer: &rl, KeepReaderAnnotations: true, WrappingKind: kio.ResourceListKind, WrappingAPIVersion: kio.ResourceListAPIVersion}).Write(nodes); err != nil {
-				t.Fatal(err)
-			}
-			if err := (kio.ByteWriter{Writer: &plain, KeepReaderAnnotations: true}).Write(nodes); err != nil {
-				t.Fatal(err)
-			}
-			inputs := map[string]func() (*input.Input, error){
-				"directory": func() (*input.Input, error) { return input.ReadPackage(pkg, yamlio.Options{}) },
-				"directory, reference reader": func() (*input.Input, error) {
-					return input.ReadPackage(pkg, yamlio.Options{Reference: true})
-				},
-				"ResourceList": func() (*input.Input, error) {
-					return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{})
-				},
-				"plain stream": func() (*input.Input, error) {
-					return input.ReadStream(strings.NewReader(plain.String()), yamlio.Options{})
-				},
-				"ResourceList, reference reader": func() (*input.Input, error) {
-					return input.ReadStream(strings.NewReader(rl.String()), yamlio.Options{Reference: true})
-				},
-			}
-			for name, read := range inputs {
+			for name, read := range inputForms(t, pkg, true) {
 				in, err := read()
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
