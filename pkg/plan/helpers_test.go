@@ -42,25 +42,6 @@ func changeBase(t *testing.T, pkg string) {
 	})
 }
 
-// loadPackage reads the package pkg (never reading OUT_DIR od back) and
-// loads its own config, failing t on any error.
-func loadPackage(t testing.TB, pkg string, od *outdir.OutDir) (*input.Input, *function.Engine) {
-	t.Helper()
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := in.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		t.Fatal(errorResults(results))
-	}
-	return in, cfg
-}
-
 // splitDir runs what `shard-router split PKG -o OUT` runs. It returns the
 // plan, or the error that stopped it; plan errors make it return an error
 // naming them, and nothing is written then.

@@ -10,6 +10,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/internal/yamlio"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/input"
@@ -27,7 +28,7 @@ func previewDir(t *testing.T, pkg, out string, opts Options) (*v1alpha1.SplitPla
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, cfg := loadPackage(t, pkg, od)
+	in, cfg := pkgload.Load(t, pkg, od)
 	opts.Split.Out = od
 	doc, layout, err := Preview(in, cfg, opts)
 	if err != nil {
@@ -424,7 +425,7 @@ func TestPreviewScanMatchesParse(t *testing.T) {
 				t.Fatal("nothing was scanned")
 			}
 		}
-		in, cfg := loadPackage(t, pkg, od)
+		in, cfg := pkgload.Load(t, pkg, od)
 		doc, _, err := Preview(in, cfg, Options{Split: split.Options{Out: od}, Diff: true})
 		if err != nil {
 			t.Fatal(err)

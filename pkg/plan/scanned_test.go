@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/outdir"
@@ -44,7 +45,7 @@ func TestSplitScanMatchesParse(t *testing.T) {
 		if tamper != nil && tamper(od) == 0 {
 			t.Fatal("nothing was scanned")
 		}
-		in, cfg := loadPackage(t, pkg, od)
+		in, cfg := pkgload.Load(t, pkg, od)
 		return setup{out, od, in, cfg}
 	}
 	run := func(mode outdir.ReadMode, tamper func(*outdir.OutDir) int, writeOnly bool) (map[string]string, error) {
@@ -115,7 +116,7 @@ func TestSplitScanMatchesParse(t *testing.T) {
 	if err != nil || wrongUnchanged(od) == 0 {
 		t.Fatalf("%v, or nothing was scanned", err)
 	}
-	in, cfg := loadPackage(t, pkg, od)
+	in, cfg := pkgload.Load(t, pkg, od)
 	l, err := Build(in, cfg, Options{Split: split.Options{Out: od}})
 	if err != nil || l.Results.ExitCode() != 0 {
 		t.Fatalf("build: %v %v", err, l.Results)

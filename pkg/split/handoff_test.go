@@ -8,11 +8,9 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
-	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/gitops"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
@@ -24,18 +22,7 @@ func splitHandoff(t *testing.T, pkg, out string, current CurrentFunc) *Layout {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := in.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		t.Fatal(results)
-	}
+	in, cfg := pkgload.Load(t, pkg, od)
 	plan, err := Route(in, cfg, Options{Out: od, Engine: gitops.Flux, Source: testSource, Current: current})
 	if err == nil {
 		err = plan.Lay()

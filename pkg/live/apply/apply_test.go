@@ -13,10 +13,8 @@ import (
 	"sigs.k8s.io/cli-utils/pkg/object"
 
 	"github.com/shard-router/shard-router/internal/testfixture"
-	"github.com/shard-router/shard-router/internal/yamlio"
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
-	"github.com/shard-router/shard-router/pkg/function"
-	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -55,7 +53,7 @@ func setup(t *testing.T) (pkg, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, cfg := load(t, pkg, od)
+	in, cfg := pkgload.Load(t, pkg, od)
 	layout, err := plan.Build(in, cfg, plan.Options{Split: split.Options{Out: od}})
 	if err != nil {
 		t.Fatal(err)
@@ -66,30 +64,13 @@ func setup(t *testing.T) (pkg, out string) {
 	return pkg, out
 }
 
-func load(t *testing.T, pkg string, od *outdir.OutDir) (*input.Input, *function.Engine) {
-	t.Helper()
-	in, err := input.ReadPackage(pkg, yamlio.Options{}, od.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	node, err := in.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		t.Fatal(results)
-	}
-	return in, cfg
-}
-
 func runApply(t *testing.T, pkg, out, kubeconfig string) (*v1alpha1.ApplyReport, error) {
 	t.Helper()
 	od, err := outdir.OpenPrevious(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, cfg := load(t, pkg, od)
+	in, cfg := pkgload.Load(t, pkg, od)
 	return Run(context.Background(), in, cfg, Options{Plan: plan.Options{Split: split.Options{Out: od}}, Kubeconfig: kubeconfig})
 }
 

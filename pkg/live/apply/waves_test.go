@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/plan"
@@ -47,7 +48,7 @@ func TestRolloutOptionsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in, cfg := load(t, pkg, od)
+			in, cfg := pkgload.Load(t, pkg, od)
 			opts := tc.opts
 			opts.Plan = plan.Options{Split: split.Options{Out: od}}
 			opts.Kubeconfig = filepath.Join(t.TempDir(), "no-kubeconfig")
