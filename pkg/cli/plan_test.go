@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/shard-router/shard-router/internal/testfixture"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
@@ -181,7 +182,7 @@ func TestPlanMarkdownOneCRDForty(t *testing.T) {
 	for c := range 40 {
 		fmt.Fprintf(&cfg, "  - name: cluster-%02d\n    namespaceSelector: {matchLabels: {shard: \"%02d\"}}\n", c, c)
 	}
-	writeTestFile(t, filepath.Join(pkg, "Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: crds\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+	writeTestFile(t, filepath.Join(pkg, "Kptfile"), testfixture.Kptfile("crds"))
 	writeTestFile(t, filepath.Join(pkg, "shards.yaml"), cfg.String())
 	var props strings.Builder
 	for i := range 300 {

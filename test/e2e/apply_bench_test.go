@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/shard-router/shard-router/internal/testfixture"
 )
 
 // BenchmarkApplyVsKpt (make bench-apply) compares, on two real clusters it
@@ -89,7 +91,7 @@ func BenchmarkApplyVsKpt(b *testing.B) {
 // A, prefix-b-N to B), each with configMaps ConfigMaps.
 func benchPackage(b *testing.B, dir, prefix string, namespaces, configMaps int) string {
 	pkg := filepath.Join(dir, prefix+"-pkg")
-	writeFile(b, filepath.Join(pkg, "Kptfile"), fmt.Sprintf("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bench-%s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", prefix))
+	writeFile(b, filepath.Join(pkg, "Kptfile"), testfixture.Kptfile("bench-"+prefix))
 	writeFile(b, filepath.Join(pkg, "shards.yaml"), `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata:
@@ -103,16 +105,24 @@ spec:
   - name: B
     namespaceSelector: {matchLabels: {bench.shardrouter.dev/shard: b}}
 `)
-	for _, shard := range []string{"a", "b"} {
+	writeBenchNamespaces(b, pkg, prefix, []string{"a", "b"}, strings.Repeat("x", 64), namespaces, configMaps)
+	return pkg
+}
+
+// writeBenchNamespaces writes, for each shard, namespaces files
+// prefix-<shard>-N.yaml into pkg: a Namespace labelled
+// bench.shardrouter.dev/shard: <shard> and configMaps ConfigMaps in it
+// holding value.
+func writeBenchNamespaces(b *testing.B, pkg, prefix string, shards []string, value string, namespaces, configMaps int) {
+	for _, shard := range shards {
 		for n := range namespaces {
 			ns := fmt.Sprintf("%s-%s-%d", prefix, shard, n)
 			var s strings.Builder
 			fmt.Fprintf(&s, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    bench.shardrouter.dev/shard: %s\n", ns, shard)
 			for c := range configMaps {
-				fmt.Fprintf(&s, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, strings.Repeat("x", 64))
+				fmt.Fprintf(&s, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, value)
 			}
 			writeFile(b, filepath.Join(pkg, ns+".yaml"), s.String())
 		}
 	}
-	return pkg
 }

@@ -52,6 +52,20 @@ type clusterStep struct {
 	run  func(*testing.T)
 }
 
+// runSteps runs the steps in order, each a subtest whose time is logged,
+// and stops at the first that fails: the steps build on each other.
+func runSteps(t *testing.T, steps []clusterStep) {
+	t.Helper()
+	for _, s := range steps {
+		start := time.Now()
+		ok := t.Run(s.name, s.run)
+		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Second))
+		if !ok {
+			return
+		}
+	}
+}
+
 type applyE2E struct {
 	e        *clusterE2E
 	pkg, out string
@@ -85,11 +99,13 @@ func (a *applyE2E) mustApply(t testing.TB, want v1alpha1.ApplyStatus, args ...st
 	if r.ExitCode != 0 {
 		t.Fatalf("apply failed:\n%s", r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": want, "B": want})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": want, "B": want})
 	return r
 }
 
-func (a *applyE2E) requireStatus(t testing.TB, r applyRun, want map[string]v1alpha1.ApplyStatus) {
+// requireStatuses fails for each named context whose report status is not
+// the one wanted.
+func requireStatuses(t testing.TB, r applyRun, want map[string]v1alpha1.ApplyStatus) {
 	t.Helper()
 	got := map[string]v1alpha1.ApplyStatus{}
 	for _, c := range r.report.Contexts {
@@ -280,7 +296,7 @@ func (a *applyE2E) oneDown(t *testing.T) {
 	if r.ExitCode != 1 {
 		t.Errorf("apply with B down: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyFailed})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyFailed})
 	for _, c := range r.report.Contexts {
 		if c.Name == "B" && !strings.Contains(c.Error, `context "B"`) {
 			t.Errorf("B's error does not name it: %q", c.Error)
@@ -298,7 +314,7 @@ func (a *applyE2E) oneDown(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("apply once B is back:\n%s", r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyUnchanged, "B": v1alpha1.ApplyApplied})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyUnchanged, "B": v1alpha1.ApplyApplied})
 	if got := a.liveValue(t, "B", "apply-b1", "settings-1"); got != "down-1" {
 		t.Errorf("B did not converge: settings-1 = %q", got)
 	}
@@ -445,7 +461,7 @@ func (a *applyE2E) moveHandsOff(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("the move:\n%s", r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
 	if len(r.report.Handoffs) != len(paths) || len(r.report.HeldInBoth) != 0 {
 		t.Errorf("%d handoffs, %d held in both; want %d and 0\n%s", len(r.report.Handoffs), len(r.report.HeldInBoth), len(paths), r.Stdout)
 	}
@@ -494,7 +510,7 @@ spec:
 	if r.ExitCode != 1 {
 		t.Fatalf("exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplyFailed})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplyFailed})
 	clusterMentions(t, "the report", r.Stdout, "never-ready", "reconcile-timeout")
 	clusterMentions(t, "the progress", r.Stderr, "B: still waiting for", "Deployment.apps apply-b2/never-ready (InProgress", "A: holding")
 	if len(r.report.HeldInBoth) != len(paths) {
@@ -561,7 +577,7 @@ func (a *applyE2E) refusedAndDryRun(t *testing.T) {
 	if r.ExitCode != 0 || !r.report.DryRun {
 		t.Fatalf("--dry-run:\n%s", r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyApplied})
 	clusterSameVersions(t, before, a.versions(t))
 	clusterSameFiles(t, "a dry run", outBefore, snapshot(t, a.out))
 	a.mustApply(t, v1alpha1.ApplyApplied)
@@ -613,7 +629,7 @@ data:
 	if r.ExitCode != 1 {
 		t.Errorf("a rejected object: exit %d\n%s", r.ExitCode, r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyFailed, "B": v1alpha1.ApplyUnchanged})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyFailed, "B": v1alpha1.ApplyUnchanged})
 	clusterMentions(t, "the rejection", r.Stdout, `context \"A\"`, "ConfigMap apply-a1/rejected")
 	if err := os.Remove(dependsOn); err != nil {
 		t.Fatal(err)

@@ -66,7 +66,7 @@ func (a *applyE2E) driftCorrected(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("apply after drift:\n%s", r.result)
 	}
-	a.requireStatus(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyUnchanged})
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyUnchanged})
 	clusterMentions(t, "apply's progress", r.Stderr, "A: the plan has no change, but the cluster differs")
 	if len(writes["A"]) == 0 {
 		t.Error("the apply that corrects A's drift sent A no write")

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Every kube-apiserver the harness starts writes an audit log of the
@@ -48,6 +49,13 @@ type auditEvent struct {
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+	ObjectRef struct {
+		Resource  string `json:"resource"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+	} `json:"objectRef"`
+	Received time.Time `json:"requestReceivedTimestamp"`
+	Stage    time.Time `json:"stageTimestamp"`
 }
 
 func (e auditEvent) String() string {

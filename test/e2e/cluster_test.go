@@ -103,14 +103,7 @@ func TestCluster(t *testing.T) {
 		{"DataStoreChange", e.dataStoreChange},
 	}
 	steps = append(steps, e.applySteps()...)
-	for _, s := range steps {
-		stepStart := time.Now()
-		ok := t.Run(s.name, s.run)
-		t.Logf("%s: %s", s.name, time.Since(stepStart).Round(time.Second))
-		if !ok {
-			return // the scenarios build on each other
-		}
-	}
+	runSteps(t, steps)
 }
 
 // placement is scenario 1: render with the function through kpt, split,

@@ -172,14 +172,7 @@ func TestFlux(t *testing.T) {
 		{"StatusKnowsFlux", e.status},
 		{"KptSplitIsNotFluxs", e.kptSplit},
 	}
-	for _, s := range steps {
-		start := time.Now()
-		ok := t.Run(s.name, s.run)
-		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Second))
-		if !ok {
-			return
-		}
-	}
+	runSteps(t, steps)
 }
 
 // gitExecPath is git-http-backend's path.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/shard-router/shard-router/internal/testfixture"
 )
 
 // rolloutBenchBake is the canary's bakeTime in BenchmarkRolloutVsAllAtOnce.
@@ -128,7 +130,7 @@ func BenchmarkRolloutVsAllAtOnce(b *testing.B) {
 // then B and C.
 func benchRolloutPackage(b *testing.B, dir, prefix string, waved bool, value string, namespaces, configMaps int) string {
 	pkg := filepath.Join(dir, prefix+"-pkg")
-	writeFile(b, filepath.Join(pkg, "Kptfile"), fmt.Sprintf("apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: bench-%s\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n", prefix))
+	writeFile(b, filepath.Join(pkg, "Kptfile"), testfixture.Kptfile("bench-"+prefix))
 	cfg := `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata:
@@ -149,16 +151,6 @@ spec:
 		cfg += fmt.Sprintf("  rollout:\n    waves:\n    - name: canary\n      contexts: {matchLabels: {stage: canary}}\n      bakeTime: %s\n    - name: rest\n      contexts: {}\n", rolloutBenchBake)
 	}
 	writeFile(b, filepath.Join(pkg, "shards.yaml"), cfg)
-	for _, shard := range []string{"a", "b", "c"} {
-		for n := range namespaces {
-			ns := fmt.Sprintf("%s-%s-%d", prefix, shard, n)
-			var s strings.Builder
-			fmt.Fprintf(&s, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    bench.shardrouter.dev/shard: %s\n", ns, shard)
-			for c := range configMaps {
-				fmt.Fprintf(&s, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, value)
-			}
-			writeFile(b, filepath.Join(pkg, ns+".yaml"), s.String())
-		}
-	}
+	writeBenchNamespaces(b, pkg, prefix, []string{"a", "b", "c"}, value, namespaces, configMaps)
 	return pkg
 }

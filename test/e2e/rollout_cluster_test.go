@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shard-router/shard-router/internal/testfixture"
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
@@ -63,14 +63,7 @@ func TestRollout(t *testing.T) {
 		{"RollbackByHandAfterKill", e.rollbackAfterKill},
 		{"KilledThenRerun", e.killedThenRerun},
 	}
-	for _, s := range steps {
-		start := time.Now()
-		ok := t.Run(s.name, s.run)
-		t.Logf("%s: %s", s.name, time.Since(start).Round(time.Second))
-		if !ok {
-			return
-		}
-	}
+	runSteps(t, steps)
 }
 
 type rolloutE2E struct {
@@ -102,7 +95,7 @@ func (e *rolloutE2E) write(t testing.TB, v rolloutVersion) {
 	if err := os.RemoveAll(e.pkg); err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(e.pkg, "Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: rollout\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+	writeFile(t, filepath.Join(e.pkg, "Kptfile"), testfixture.Kptfile("rollout"))
 	cfg := `apiVersion: shardrouter.dev/v1alpha1
 kind: ShardConfig
 metadata:
@@ -196,19 +189,6 @@ func (e *rolloutE2E) apply(t testing.TB, args ...string) applyRun {
 	return r
 }
 
-func requireStatuses(t testing.TB, r applyRun, want map[string]v1alpha1.ApplyStatus) {
-	t.Helper()
-	got := map[string]v1alpha1.ApplyStatus{}
-	for _, c := range r.report.Contexts {
-		got[c.Name] = c.Status
-	}
-	for name, st := range want {
-		if got[name] != st {
-			t.Errorf("context %s: status %q, want %q\n%s", name, got[name], st, r.result)
-		}
-	}
-}
-
 func requireWaves(t testing.TB, r applyRun, want ...v1alpha1.WaveStatus) {
 	t.Helper()
 	var got []v1alpha1.WaveStatus
@@ -220,42 +200,13 @@ func requireWaves(t testing.TB, r applyRun, want ...v1alpha1.WaveStatus) {
 	}
 }
 
-// rolloutWrite is one write request as a cluster's audit log recorded it.
-type rolloutWrite struct {
-	User struct {
-		Username string `json:"username"`
-	} `json:"user"`
-	Verb       string `json:"verb"`
-	RequestURI string `json:"requestURI"`
-	UserAgent  string `json:"userAgent"`
-	ObjectRef  struct {
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
-	} `json:"objectRef"`
-	Received time.Time `json:"requestReceivedTimestamp"`
-	Stage    time.Time `json:"stageTimestamp"`
-}
-
 // writes are the write requests shard-router (not the controller manager,
 // not this test's own requests, not a dry run) sent to the cluster since.
-func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []rolloutWrite {
+func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []auditEvent {
 	t.Helper()
-	f, err := os.Open(e.api[name].auditLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []rolloutWrite
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var ev rolloutWrite
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("%s: audit log: %v", name, err)
-		}
-		if ev.User.Username != "e2e-admin" || ev.Received.Before(since) || strings.Contains(ev.RequestURI, "dryRun=") ||
-			strings.HasPrefix(ev.UserAgent, "kube-controller-manager") || strings.HasPrefix(ev.UserAgent, "Go-http-client") {
+	var out []auditEvent
+	for _, ev := range e.api[name].writesSince(t, 0) {
+		if ev.Received.Before(since) || strings.Contains(ev.RequestURI, "dryRun=") || strings.HasPrefix(ev.UserAgent, "Go-http-client") {
 			continue
 		}
 		out = append(out, ev)
@@ -263,7 +214,19 @@ func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []rollou
 	return out
 }
 
-func describeWrites(evs []rolloutWrite) string {
+// namespaceWrite is the last write of verb to the Namespace name among
+// evs, nil when there is none.
+func namespaceWrite(evs []auditEvent, verb, name string) *auditEvent {
+	var last *auditEvent
+	for i, ev := range evs {
+		if ev.Verb == verb && ev.ObjectRef.Resource == "namespaces" && ev.ObjectRef.Name == name {
+			last = &evs[i]
+		}
+	}
+	return last
+}
+
+func describeWrites(evs []auditEvent) string {
 	var b strings.Builder
 	for i, ev := range evs {
 		if i == 5 {
@@ -593,15 +556,11 @@ func (e *rolloutE2E) moveAcrossWaves(t *testing.T) {
 	// R1 pruned it only once R2 had it: R1's delete of the namespace comes
 	// after R2's create.
 	var created, deleted time.Time
-	for _, ev := range r2 {
-		if ev.Verb == "create" && ev.ObjectRef.Resource == "namespaces" && ev.ObjectRef.Name == "roll-moving" {
-			created = ev.Stage
-		}
+	if ev := namespaceWrite(r2, "create", "roll-moving"); ev != nil {
+		created = ev.Stage
 	}
-	for _, ev := range r1 {
-		if ev.Verb == "delete" && ev.ObjectRef.Resource == "namespaces" && ev.ObjectRef.Name == "roll-moving" {
-			deleted = ev.Received
-		}
+	if ev := namespaceWrite(r1, "delete", "roll-moving"); ev != nil {
+		deleted = ev.Received
 	}
 	if created.IsZero() || deleted.IsZero() || !deleted.After(created) {
 		t.Errorf("R2 created roll-moving at %s, R1 deleted it at %s: want the delete after the create", created, deleted)
@@ -630,15 +589,11 @@ func (e *rolloutE2E) moveBack(t *testing.T) {
 	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyApplied, "R2": v1alpha1.ApplyApplied, "R3": v1alpha1.ApplyUnchanged})
 	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{false, true})
 	var created, deleted time.Time
-	for _, ev := range e.writes(t, "R1", start) {
-		if ev.Verb == "create" && ev.ObjectRef.Resource == "namespaces" && ev.ObjectRef.Name == "roll-moving" {
-			created = ev.Stage
-		}
+	if ev := namespaceWrite(e.writes(t, "R1", start), "create", "roll-moving"); ev != nil {
+		created = ev.Stage
 	}
-	for _, ev := range e.writes(t, "R2", start) {
-		if ev.Verb == "delete" && ev.ObjectRef.Resource == "namespaces" && ev.ObjectRef.Name == "roll-moving" {
-			deleted = ev.Received
-		}
+	if ev := namespaceWrite(e.writes(t, "R2", start), "delete", "roll-moving"); ev != nil {
+		deleted = ev.Received
 	}
 	if created.IsZero() || deleted.IsZero() || deleted.Sub(created) < 10*time.Second {
 		t.Errorf("R1 created roll-moving at %s, R2 deleted it at %s: want the delete in wave rest, after the 10s bake", created, deleted)

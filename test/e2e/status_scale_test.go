@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/shard-router/shard-router/internal/testfixture"
 	"github.com/shard-router/shard-router/pkg/live/status"
 )
 
@@ -167,7 +168,7 @@ func scaleWriteKubeconfig(b testing.TB, path, token string, a *clusterAPIServer,
 // Namespaces (labelled shard=<context>) and their ConfigMaps to it.
 func scaleWritePackage(b testing.TB, dir string, names []string) {
 	b.Helper()
-	writeFile(b, filepath.Join(dir, "Kptfile"), "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: scale\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\n")
+	writeFile(b, filepath.Join(dir, "Kptfile"), testfixture.Kptfile("scale"))
 	var cfg strings.Builder
 	cfg.WriteString("apiVersion: shardrouter.dev/v1alpha1\nkind: ShardConfig\nmetadata:\n  name: shards\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  contexts:\n")
 	for _, n := range names {
