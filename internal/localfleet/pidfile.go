@@ -49,6 +49,30 @@ func writePidFile(dir string, p *Proc) error {
 	return os.Rename(path+".tmp", path)
 }
 
+// awaitExec returns once /proc shows p's command line, so that the record
+// of it is recognised (running) from the moment it is written. Start
+// returns when the kernel closes the close-on-exec pipe, which it does
+// before the new program's arguments are in place: until then the pid's
+// cmdline reads empty. A process that exits first needs no wait.
+func awaitExec(p *Proc) error {
+	r := pidRecord{Name: p.Name, Pid: p.Cmd.Process.Pid, Args: p.Cmd.Args}
+	for range execAttempts {
+		if r.running() {
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return nil
+		case <-time.After(time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s: /proc/%d/cmdline never showed the command line it was started with, so its pid file could not be told from another program's", p.Name, r.Pid)
+}
+
+// execAttempts bounds awaitExec's polls (about 10 s); it only stops a
+// start that never completes.
+const execAttempts = 10000
+
 // readPidFiles returns the records of dir in start order.
 func readPidFiles(dir string) ([]pidRecord, error) {
 	entries, err := os.ReadDir(dir)

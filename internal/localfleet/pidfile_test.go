@@ -43,9 +43,9 @@ func TestDownStopsWhatUpStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !slices.Equal(stopped, []string{"sleeper"}) {
-		t.Errorf("Down stopped %v, want [sleeper]", stopped)
+		t.Fatalf("Down stopped %v, want [sleeper]", stopped) // the clean-up kills it
 	}
-	<-p.Exited() // would block forever had it not been stopped
+	<-p.Exited()
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("Down left %s: %v", dir, err)
 	}

@@ -108,6 +108,10 @@ func (l *Launcher) StartProcEnv(dir, name string, env []string, bin string, args
 		close(p.exited)
 	}()
 	if l.Detach {
+		if err := awaitExec(p); err != nil {
+			p.Stop()
+			return nil, err
+		}
 		if err := writePidFile(l.PidDir, p); err != nil {
 			p.Stop()
 			return nil, err
