@@ -1,14 +1,10 @@
 package output
 
 import (
-	"bytes"
-	"embed"
 	"fmt"
-	"html/template"
 	"io"
 	"slices"
 	"strings"
-	"sync"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
@@ -18,33 +14,9 @@ import (
 // HTML is the -o value of the self-contained page of status, plan and
 // report: one file, inline CSS and SVG, no script and nothing loaded from
 // anywhere, so that a CI job can keep it as an artifact and anyone can open
-// it offline. The pages are rendered with html/template from the same
-// documents as -o json: every name and message is escaped.
+// it offline. The pages are rendered from the same documents as -o json
+// (htmlpages.go): every name and message is escaped.
 const HTML = "html"
-
-//go:embed html/*.tmpl
-var htmlFiles embed.FS
-
-// htmlPages parses the templates on first use, so that no other command
-// (function mode above all) pays for them.
-var htmlPages = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("pages").Funcs(template.FuncMap{
-		"percent": Percent,
-		"human":   HumanBytes,
-		"join":    strings.Join,
-	}).ParseFS(htmlFiles, "html/*.tmpl"))
-})
-
-// renderPage executes one page into a buffer first, so that a template
-// error never leaves half a page on stdout.
-func renderPage(w io.Writer, page string, view any) error {
-	var b bytes.Buffer
-	if err := htmlPages().ExecuteTemplate(&b, page, view); err != nil {
-		return fmt.Errorf("rendering the %s page: %w", page, err)
-	}
-	_, err := w.Write(b.Bytes())
-	return err
-}
 
 // signal is how a state is shown: a class for its colour and a symbol, so
 // that colour is never the only signal (the state is also in words).
@@ -153,7 +125,7 @@ func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 		}
 		v.Attention = append(v.Attention, g)
 	}
-	return renderPage(w, "status", v)
+	return writePage(w, v.write)
 }
 
 // planView is the plan page.
@@ -262,7 +234,7 @@ func RenderPlanHTML(w io.Writer, p *v1alpha1.SplitPlan) error {
 	}
 	slices.SortStableFunc(v.Overrides, func(a, b overrideRow) int { return refusedFirst(!a.Allowed, !b.Allowed) })
 	v.Diffs, v.DiffCount = planDiffs(p)
-	return renderPage(w, "plan", v)
+	return writePage(w, v.write)
 }
 
 // contextNames joins a move's contexts for people.
@@ -398,7 +370,7 @@ func RenderCapacityHTML(w io.Writer, r *v1alpha1.CapacityReport) error {
 			v.Warnings = append(v.Warnings, res.String())
 		}
 	}
-	return renderPage(w, "report", v)
+	return writePage(w, v.write)
 }
 
 func newHeatCell(u v1alpha1.Usage, b *v1alpha1.BudgetStatus, largest int64) heatCell {

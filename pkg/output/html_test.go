@@ -308,10 +308,12 @@ func TestHTMLGolden(t *testing.T) {
 	}
 }
 
-// Names and messages are escaped: a message cannot open an element.
+// Names and messages are escaped: a message cannot open an element, and
+// the entities are html/template's, which the pages were first written with.
 func TestHTMLEscapes(t *testing.T) {
 	s := htmlStatus2()
 	s.Contexts[0].Name = `a"<b>`
+	s.Contexts[1].Name = "it's & 1+1\x00"
 	var b bytes.Buffer
 	if err := RenderStatusHTML(&b, s); err != nil {
 		t.Fatal(err)
@@ -322,7 +324,9 @@ func TestHTMLEscapes(t *testing.T) {
 			t.Errorf("the page holds %q unescaped", bad)
 		}
 	}
-	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `data-context="a&#34;&lt;b&gt;"`, "<code>a&#34;&lt;b&gt;</code>"} {
+	for _, want := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", `data-context="a&#34;&lt;b&gt;"`, "<code>a&#34;&lt;b&gt;</code>",
+		// The rest of what html/template's escaper replaces, as it does.
+		"<code>it&#39;s &amp; 1&#43;1\uFFFD</code>"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the page lacks %q", want)
 		}
