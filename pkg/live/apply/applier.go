@@ -58,7 +58,11 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
-	watcher, err := kptstatus.NewStatusWatcher(t.factory)
+	kptWatcher, err := kptstatus.NewStatusWatcher(t.factory)
+	if err != nil {
+		return fmt.Errorf("context %q: %w", t.name, err)
+	}
+	watcher, err := withLateKinds(kptWatcher)
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}

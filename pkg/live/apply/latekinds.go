@@ -1,0 +1,137 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/polling/event"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/watcher"
+	"sigs.k8s.io/cli-utils/pkg/object"
+)
+
+// lateKindWatcher is kpt's status watcher, with one repair for the kinds
+// the cluster does not serve yet when the watch starts: custom resources
+// whose CRD the same apply creates.
+//
+// cli-utils v0.37's watcher starts an informer for such a kind when the
+// CRD is added or updated. But should the informer's first list answer
+// NotFound (the CRD is Established, its endpoint not served yet), it
+// stops every informer of the kind for good, and unless the CRD changes
+// again no event of those objects ever comes: the apply waits out
+// --reconcile-timeout on objects that are Current ("last status unknown"),
+// as kpt live apply does. For the objects of those kinds that the watcher
+// has not reported, this one reads their status every lateKindPoll with
+// the watcher's own status reader (a GET and kstatus, as kpt live status
+// reads it) and sends it as the watcher would. It stops reading an object
+// once the watcher reports it: the informer is alive, and its events are
+// the newer ones. Nothing is written.
+type lateKindWatcher struct {
+	*watcher.DefaultStatusWatcher
+	poll time.Duration
+}
+
+// lateKindPoll is how often an unreported object of a late kind is read.
+const lateKindPoll = 2 * time.Second
+
+// withLateKinds wraps kpt's status watcher.
+func withLateKinds(w watcher.StatusWatcher) (watcher.StatusWatcher, error) {
+	d, ok := w.(*watcher.DefaultStatusWatcher)
+	if !ok {
+		return nil, fmt.Errorf("kpt's status watcher is a %T, where shard-router expects cli-utils' *watcher.DefaultStatusWatcher", w)
+	}
+	return &lateKindWatcher{DefaultStatusWatcher: d, poll: lateKindPoll}, nil
+}
+
+// Watch starts kpt's watch; when some ids are of kinds the cluster does
+// not serve yet, it relays the watch's events and adds those ids' status.
+func (w *lateKindWatcher) Watch(ctx context.Context, ids object.ObjMetadataSet, opts watcher.Options) <-chan event.Event {
+	late := w.lateIDs(ids)
+	inner := w.DefaultStatusWatcher.Watch(ctx, ids, opts)
+	if len(late) == 0 {
+		return inner
+	}
+	out := make(chan event.Event)
+	go w.relay(ctx, inner, out, late)
+	return out
+}
+
+// lateIDs are the ids of kinds the cluster does not serve (yet).
+func (w *lateKindWatcher) lateIDs(ids object.ObjMetadataSet) map[object.ObjMetadata]bool {
+	late := map[object.ObjMetadata]bool{}
+	served := map[schema.GroupKind]bool{}
+	for _, id := range ids {
+		ok, seen := served[id.GroupKind]
+		if !seen {
+			_, err := w.Mapper.RESTMapping(id.GroupKind)
+			ok = !meta.IsNoMatchError(err)
+			served[id.GroupKind] = ok
+		}
+		if !ok {
+			late[id] = true
+		}
+	}
+	return late
+}
+
+// relay forwards inner's events to out, and every poll reads the ids of
+// late that inner has not reported. It closes out once inner is closed
+// (the watch's context is done).
+func (w *lateKindWatcher) relay(ctx context.Context, inner <-chan event.Event, out chan<- event.Event, late map[object.ObjMetadata]bool) {
+	defer close(out)
+	sent := map[object.ObjMetadata]*event.ResourceStatus{}
+	send := func(e event.Event) {
+		select {
+		case out <- e:
+		case <-ctx.Done():
+		}
+	}
+	tick := time.NewTicker(w.poll)
+	defer tick.Stop()
+	for {
+		select {
+		case e, ok := <-inner:
+			if !ok {
+				return
+			}
+			if e.Type == event.ResourceUpdateEvent && e.Resource != nil {
+				delete(late, e.Resource.Identifier)
+			}
+			send(e)
+		case <-tick.C:
+			for id := range late {
+				if rs := w.read(ctx, id, sent[id]); rs != nil {
+					sent[id] = rs
+					send(event.Event{Type: event.ResourceUpdateEvent, Resource: rs})
+				}
+			}
+		}
+	}
+}
+
+// read returns id's status when it is news: the object found, or gone
+// after it was found, and not what was sent last. A kind still not
+// served resets the mapper (as the watcher does when a CRD is added), for
+// the next read.
+func (w *lateKindWatcher) read(ctx context.Context, id object.ObjMetadata, last *event.ResourceStatus) *event.ResourceStatus {
+	rs, err := w.StatusReader.ReadStatus(ctx, w.ClusterReader, id)
+	if err != nil || rs == nil {
+		return nil
+	}
+	if rs.Status == status.UnknownStatus {
+		if meta.IsNoMatchError(rs.Error) {
+			meta.MaybeResetRESTMapper(w.Mapper)
+		}
+		return nil
+	}
+	if rs.Status == status.NotFoundStatus && last == nil {
+		return nil
+	}
+	if last != nil && event.ResourceStatusEqual(rs, last) {
+		return nil
+	}
+	return rs
+}

@@ -1,0 +1,148 @@
+package apply
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/polling/engine"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/polling/event"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/watcher"
+	"sigs.k8s.io/cli-utils/pkg/object"
+)
+
+// scriptedReader is a status reader whose answers for each object are
+// given in turn (the last one repeats), and that counts its reads.
+type scriptedReader struct {
+	mu      sync.Mutex
+	answers map[object.ObjMetadata][]status.Status
+	reads   map[object.ObjMetadata]int
+}
+
+func (r *scriptedReader) Supports(schema.GroupKind) bool { return true }
+
+func (r *scriptedReader) ReadStatus(_ context.Context, _ engine.ClusterReader, id object.ObjMetadata) (*event.ResourceStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a := r.answers[id]
+	n := r.reads[id]
+	r.reads[id]++
+	return &event.ResourceStatus{Identifier: id, Status: a[min(n, len(a)-1)]}, nil
+}
+
+func (r *scriptedReader) ReadStatusForObject(context.Context, engine.ClusterReader, *unstructured.Unstructured) (*event.ResourceStatus, error) {
+	panic("not used")
+}
+
+func (r *scriptedReader) readsOf(id object.ObjMetadata) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.reads[id]
+}
+
+var (
+	gadgetA   = object.ObjMetadata{GroupKind: schema.GroupKind{Group: "example.com", Kind: "Gadget"}, Namespace: "a", Name: "g"}
+	gadgetB   = object.ObjMetadata{GroupKind: schema.GroupKind{Group: "example.com", Kind: "Gadget"}, Namespace: "b", Name: "g"}
+	configMap = object.ObjMetadata{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "a", Name: "c"}
+)
+
+// Only the objects of kinds the cluster does not serve are late.
+func TestLateIDsAreTheUnservedKinds(t *testing.T) {
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{{Version: "v1"}})
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	w := &lateKindWatcher{DefaultStatusWatcher: &watcher.DefaultStatusWatcher{Mapper: mapper}}
+	late := w.lateIDs(object.ObjMetadataSet{configMap, gadgetA, gadgetB})
+	if got := slices.SortedFunc(maps.Keys(late), func(a, b object.ObjMetadata) int { return compareIDs(a, b) }); !slices.Equal(got, []object.ObjMetadata{gadgetA, gadgetB}) {
+		t.Errorf("late ids %v, want the two Gadgets", got)
+	}
+}
+
+func compareIDs(a, b object.ObjMetadata) int {
+	switch {
+	case a.String() < b.String():
+		return -1
+	case a.String() > b.String():
+		return 1
+	}
+	return 0
+}
+
+// The watcher never reports gadgetA (its informer was stopped): its status
+// is read and sent when it is news (NotFound before it was found is not;
+// the same status twice is not). gadgetB is reported by the watcher: it is
+// no longer read. Everything the watcher sends is relayed, and the relay
+// ends when the watch does.
+func TestLateKindsRelay(t *testing.T) {
+	reader := &scriptedReader{reads: map[object.ObjMetadata]int{}, answers: map[object.ObjMetadata][]status.Status{
+		gadgetA: {status.NotFoundStatus, status.InProgressStatus, status.InProgressStatus, status.CurrentStatus},
+		gadgetB: {status.NotFoundStatus},
+	}}
+	w := &lateKindWatcher{DefaultStatusWatcher: &watcher.DefaultStatusWatcher{StatusReader: reader}, poll: time.Millisecond}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inner := make(chan event.Event)
+	out := make(chan event.Event)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.relay(ctx, inner, out, map[object.ObjMetadata]bool{gadgetA: true, gadgetB: true})
+	}()
+
+	// A relay that stops relaying fails the test rather than hanging it.
+	next := func() event.Event {
+		select {
+		case e := <-out:
+			return e
+		case <-time.After(time.Minute):
+			t.Fatal("no event from the relay within a minute")
+			return event.Event{}
+		}
+	}
+	inner <- event.Event{Type: event.SyncEvent}
+	if e := next(); e.Type != event.SyncEvent {
+		t.Fatalf("first event %v, want the watcher's SyncEvent relayed", e.Type)
+	}
+	fromWatcher := event.Event{Type: event.ResourceUpdateEvent, Resource: &event.ResourceStatus{Identifier: gadgetB, Status: status.CurrentStatus}}
+	inner <- fromWatcher
+	var got []string
+	for len(got) < 3 {
+		e := next()
+		if e.Type != event.ResourceUpdateEvent {
+			t.Fatalf("event %v, want resource updates", e.Type)
+		}
+		got = append(got, e.Resource.Identifier.Namespace+":"+e.Resource.Status.String())
+	}
+	if want := []string{"b:Current", "a:InProgress", "a:Current"}; !slices.Equal(got, want) {
+		t.Errorf("relayed %v, want %v", got, want)
+	}
+	// gadgetA is Current now and is still read (the watcher never reported
+	// it); gadgetB is not read since the watcher reported it.
+	// A relay blocked on sending a repeated status would read no more.
+	readsB := reader.readsOf(gadgetB)
+	for a, start := reader.readsOf(gadgetA), time.Now(); reader.readsOf(gadgetA) < a+5; {
+		if time.Since(start) > time.Minute {
+			t.Fatal("gadgetA is no longer read: the relay is stuck (sending a repeated status?)")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := reader.readsOf(gadgetB); n != readsB {
+		t.Errorf("gadgetB read %d more times after the watcher reported it", n-readsB)
+	}
+	select {
+	case e := <-out:
+		t.Errorf("a repeated status was sent again: %v", e)
+	default:
+	}
+	close(inner)
+	if _, ok := <-out; ok {
+		t.Error("the relay sent more after the watch ended")
+	}
+	<-done
+}
