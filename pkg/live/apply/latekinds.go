@@ -102,36 +102,39 @@ func (w *lateKindWatcher) relay(ctx context.Context, inner <-chan event.Event, o
 			}
 			send(e)
 		case <-tick.C:
+			unserved := false
 			for id := range late {
-				if rs := w.read(ctx, id, sent[id]); rs != nil {
+				rs, noMatch := w.read(ctx, id, sent[id])
+				unserved = unserved || noMatch
+				if rs != nil {
 					sent[id] = rs
 					send(event.Event{Type: event.ResourceUpdateEvent, Resource: rs})
 				}
+			}
+			// A kind still not served: the mapper's discovery is read
+			// again for the next poll (as the watcher does when a CRD is
+			// added), once for all the ids that found it stale.
+			if unserved {
+				meta.MaybeResetRESTMapper(w.Mapper)
 			}
 		}
 	}
 }
 
 // read returns id's status when it is news: the object found, or gone
-// after it was found, and not what was sent last. A kind still not
-// served resets the mapper (as the watcher does when a CRD is added), for
-// the next read.
-func (w *lateKindWatcher) read(ctx context.Context, id object.ObjMetadata, last *event.ResourceStatus) *event.ResourceStatus {
+// after it was found, and not what was sent last. noMatch reports a kind
+// the cluster still does not serve.
+func (w *lateKindWatcher) read(ctx context.Context, id object.ObjMetadata, last *event.ResourceStatus) (rs *event.ResourceStatus, noMatch bool) {
 	rs, err := w.StatusReader.ReadStatus(ctx, w.ClusterReader, id)
-	if err != nil || rs == nil {
-		return nil
+	switch {
+	case err != nil || rs == nil:
+		return nil, false
+	case rs.Status == status.UnknownStatus:
+		return nil, meta.IsNoMatchError(rs.Error)
+	case rs.Status == status.NotFoundStatus && last == nil:
+		return nil, false
+	case last != nil && event.ResourceStatusEqual(rs, last):
+		return nil, false
 	}
-	if rs.Status == status.UnknownStatus {
-		if meta.IsNoMatchError(rs.Error) {
-			meta.MaybeResetRESTMapper(w.Mapper)
-		}
-		return nil
-	}
-	if rs.Status == status.NotFoundStatus && last == nil {
-		return nil
-	}
-	if last != nil && event.ResourceStatusEqual(rs, last) {
-		return nil
-	}
-	return rs
+	return rs, false
 }

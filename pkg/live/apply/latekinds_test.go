@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,4 +146,58 @@ func TestLateKindsRelay(t *testing.T) {
 		t.Error("the relay sent more after the watch ended")
 	}
 	<-done
+}
+
+// countingMapper counts the resets of its discovery.
+type countingMapper struct {
+	meta.RESTMapper
+	resets atomic.Int32
+}
+
+func (m *countingMapper) Reset() { m.resets.Add(1) }
+
+// While a late kind is not served, every poll resets the mapper once, for
+// all its objects: not once per object, which would read the cluster's
+// discovery again for each.
+func TestLateKindsResetTheMapperOncePerPoll(t *testing.T) {
+	noMatch := &meta.NoKindMatchError{GroupKind: gadgetA.GroupKind}
+	reader := &unservedReader{scriptedReader: scriptedReader{reads: map[object.ObjMetadata]int{}}, err: noMatch}
+	mapper := &countingMapper{RESTMapper: meta.NewDefaultRESTMapper(nil)}
+	w := &lateKindWatcher{DefaultStatusWatcher: &watcher.DefaultStatusWatcher{StatusReader: reader, Mapper: mapper}, poll: time.Millisecond}
+	inner := make(chan event.Event)
+	out := make(chan event.Event)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.relay(context.Background(), inner, out, map[object.ObjMetadata]bool{gadgetA: true, gadgetB: true})
+	}()
+	for start := time.Now(); reader.readsOf(gadgetA) < 5; {
+		if time.Since(start) > time.Minute {
+			t.Fatal("the late objects are not read")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(inner)
+	if _, ok := <-out; ok {
+		t.Error("an object of a kind not served was reported")
+	}
+	<-done
+	a, b, resets := reader.readsOf(gadgetA), reader.readsOf(gadgetB), int(mapper.resets.Load())
+	if a != b || resets != a {
+		t.Errorf("polls: %d of one object, %d of the other; %d mapper resets: want one reset per poll", a, b, resets)
+	}
+}
+
+// unservedReader answers as cli-utils' status reader does for a kind the
+// mapper does not know: Unknown, with the mapper's error.
+type unservedReader struct {
+	scriptedReader
+	err error
+}
+
+func (r *unservedReader) ReadStatus(_ context.Context, _ engine.ClusterReader, id object.ObjMetadata) (*event.ResourceStatus, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reads[id]++
+	return &event.ResourceStatus{Identifier: id, Status: status.UnknownStatus, Error: r.err}, nil
 }
