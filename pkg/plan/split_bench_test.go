@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/shard-router/shard-router/internal/gen"
+	"github.com/shard-router/shard-router/internal/testfixture/pkgload"
 	"github.com/shard-router/shard-router/internal/yamlio"
-	"github.com/shard-router/shard-router/pkg/function"
 	"github.com/shard-router/shard-router/pkg/input"
 	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/split"
@@ -82,15 +82,7 @@ func splitStream(b *testing.B, data []byte, out string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	node, err := in.Config()
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg, results := function.LoadConfig(node)
-	if len(results) > 0 {
-		b.Fatal(results)
-	}
-	layout, err := Split(in, cfg, Options{Split: split.Options{Out: od, PackageName: "bench"}})
+	layout, err := Split(in, pkgload.Config(b, in), Options{Split: split.Options{Out: od, PackageName: "bench"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,12 @@ func Load(t testing.TB, pkg string, od *outdir.OutDir) (*input.Input, *function.
 	if err != nil {
 		t.Fatal(err)
 	}
+	return in, Config(t, in)
+}
+
+// Config loads in's own config, failing t on any error or result.
+func Config(t testing.TB, in *input.Input) *function.Engine {
+	t.Helper()
 	node, err := in.Config()
 	if err != nil {
 		t.Fatal(err)
@@ -28,5 +34,5 @@ func Load(t testing.TB, pkg string, od *outdir.OutDir) (*input.Input, *function.
 	if len(results) > 0 {
 		t.Fatal(results)
 	}
-	return in, cfg
+	return cfg
 }
