@@ -16,6 +16,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/apply"
+	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
 	"github.com/shard-router/shard-router/pkg/output"
 	"github.com/shard-router/shard-router/pkg/plan"
@@ -36,11 +37,18 @@ type applyFlags struct {
 	untilWave        string
 	onFailure        string
 	rollback         bool
+	lockTimeout      time.Duration
+	forceUnlock      string
+	adoptCluster     bool
+	clusterReplaced  []string
 }
 
 var applyFormats = []string{"text", output.JSON}
 
-const applyLong = `apply routes and plans a kpt package exactly as plan does, then applies each
+// lockExpiry is lease.Duration as the help says it.
+var lockExpiry = lease.Duration.String()
+
+var applyLong = `apply routes and plans a kpt package exactly as plan does, then applies each
 context's package to the cluster of the kubeconfig context of the same name,
 in-process, with kpt's live library: the same ResourceGroup inventory (the one
 split writes), field manager, apply strategy and inventory policy as
@@ -65,6 +73,25 @@ rerun retries exactly what failed. Unless --dry-run, apply holds a lock on
 OUT_DIR while it runs (a flock on OUT_DIR/` + outdir.LockFile + `, local to this
 machine): a second apply --out or split -o on the same directory fails at
 once, naming the holder's pid.
+
+Many runners can share one fleet: the clusters, not OUT_DIR, are the truth.
+Before its first write apply reads, per context, the cluster's identity (the
+UID of its kube-system Namespace) and a Lease beside the inventory
+(shard-router.<inventory>, in the inventory's namespace) that records the last
+write: a serial, the package digest, who and when, and the OUT_DIR that owns
+the inventory. OUT_DIR records the same in ` + outdir.FleetFile + `. A context
+that reaches another cluster than OUT_DIR recorded (--cluster-replaced CONTEXT
+accepts a rebuilt one), an inventory another OUT_DIR's package owns, and a
+cluster written by another run since OUT_DIR recorded it (a stale OUT_DIR) are
+refused before any write, naming the context, the serials and who wrote it;
+--adopt-cluster-state instead takes each such cluster's inventory as the
+previous state, and every guard then compares with it. Then apply takes the
+Lease of every context it will write, in context order (a context with nothing
+to write takes none, so a no-change apply writes nothing), checks the serial
+again under it, and holds it, renewed, until the run ends, bakes included. A
+context another run holds is refused at once naming the holder, or waited for
+with --lock-timeout; a killed run's lock expires ` + lockExpiry + ` after its last
+renewal, and apply --force-unlock CONTEXT breaks one by hand.
 
 A move hands off: when an object leaves context A for B (allowMoves), B gets it
 first, and A keeps applying its copy; only once every new copy is Current does
@@ -117,7 +144,7 @@ const applyExample = `  # Plan in the pull request, apply to roll out.
 func newApplyCommand(s Streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [-o text|json]",
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [--lock-timeout DURATION] [--adopt-cluster-state] [--cluster-replaced CONTEXT] [--force-unlock CONTEXT] [-o text|json]",
 		Short:   "Apply every context package to its cluster, with kpt's own live library",
 		Long:    applyLong,
 		Example: applyExample,
@@ -141,6 +168,10 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.untilWave, "until-wave", "", "with spec.rollout: stop once this wave has baked (exit 0, the later waves Pending); the next apply resumes")
 	cmd.Flags().StringVar(&f.onFailure, "on-failure", "", "with spec.rollout: what a halted rollout does, halt or rollback (default: spec.rollout.onFailure, else halt)")
 	cmd.Flags().BoolVar(&f.rollback, "rollback", false, "roll OUT_DIR's unfinished rollout back: every context it changed gets its previous package again, newest wave first (reads no package)")
+	cmd.Flags().DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long for a context's lock that another run holds (default: refuse at once)")
+	cmd.Flags().StringVar(&f.forceUnlock, "force-unlock", "", "break the lock another run holds on this context (its Lease), say whose it was, and exit; applies nothing")
+	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "where OUT_DIR is stale or does not own a context's inventory, take what the cluster's inventory holds as the previous state (every guard compares with it) instead of refusing")
+	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "accept that this context now reaches another cluster (rebuilt or replaced on purpose); repeat or comma-separate for several")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text or json")
 	return cmd
 }
@@ -165,6 +196,24 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	default:
 		return fmt.Errorf("--on-failure %q: want halt or rollback", f.onFailure)
 	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.lockTimeout < 0 {
+		return errors.New("--lock-timeout must be 0 or more")
+	}
+	if f.forceUnlock != "" {
+		out, err := outdir.OpenExisting(f.out)
+		if err != nil {
+			return err
+		}
+		msg, err := apply.ForceUnlock(ctx, out, f.kubeconfig, f.forceUnlock)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Err, "shard-router: apply: %s\n", msg)
+		return nil
+	}
 	if f.rollback && (f.dryRun || f.untilWave != "" || f.onFailure != "") {
 		return errors.New("--rollback rolls the last unfinished rollout back: it takes no --dry-run, --until-wave or --on-failure")
 	}
@@ -177,13 +226,11 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 		}
 		defer lock.Unlock()
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	opts := apply.Options{Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
-		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure}
+		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure,
+		LockTimeout: f.lockTimeout, AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced}
 	var report *v1alpha1.ApplyReport
 	if f.rollback {
 		out, err := outdir.OpenExisting(f.out)

@@ -209,6 +209,10 @@ func (p *Layout) Lay() error {
 
 // Placed reports whether Route got to placing the resources in their
 // packages (it stops earlier at errors of the config or of routing).
+// Name is the package name the context packages and inventories are
+// named after.
+func (p *Layout) Name() string { return p.name }
+
 func (p *Layout) Placed() bool { return p.routed != nil }
 
 // Routed are the input indexes that context ctx's package holds.

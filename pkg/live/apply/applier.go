@@ -46,6 +46,9 @@ func (r *run) applierOptions() apply.ApplierOptions {
 // into the context's report. Any failed apply, reconcile or prune fails
 // the context.
 func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.Unstructured) error {
+	if !r.opts.DryRun {
+		r.writing(t)
+	}
 	if r.opts.DryRun {
 		// As kpt live apply --dry-run: nothing is installed.
 		if err := kptcmdutil.VerifyResourceGroupCRD(t.factory); err != nil {
@@ -83,6 +86,9 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 		case <-tick.C:
 			c.waiting()
 		}
+	}
+	if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() {
+		c.errs = append(c.errs, cause.Error()) // a lock taken away
 	}
 	if len(c.errs) > 0 {
 		return fmt.Errorf("context %q: %s", t.name, strings.Join(c.errs, "; "))

@@ -61,6 +61,19 @@ type Options struct {
 	UntilWave string
 	// OnFailure, when set, overrides spec.rollout.onFailure.
 	OnFailure v1alpha1.OnFailure
+	// LockTimeout is how long to wait for a context's lock that another
+	// run holds; 0: refuse at once.
+	LockTimeout time.Duration
+	// AdoptClusterState takes each cluster's inventory as the previous
+	// state where OUT_DIR is stale or does not own it, instead of
+	// refusing: every guard then compares with what the cluster holds.
+	AdoptClusterState bool
+	// ClusterReplaced names the contexts whose cluster was rebuilt or
+	// replaced on purpose: their new identity is accepted.
+	ClusterReplaced []string
+	// CheckOnly stops once every check that reads the clusters ran (plan
+	// --live): nothing is applied, staged in OUT_DIR or locked.
+	CheckOnly bool
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -77,6 +90,9 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	}
 	if opts.ReconcileTimeout <= 0 {
 		opts.ReconcileTimeout = DefaultReconcileTimeout
+	}
+	if opts.CheckOnly {
+		opts.DryRun = true
 	}
 	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress}, report: newReport(opts.DryRun),
 		waved: cfg.Config.Source.Spec.Rollout != nil}
@@ -100,6 +116,12 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err := r.buildWaves(); err != nil {
 		return r.report, err
 	}
+	if r.fleet, err = newFleet(r.outDir()); err != nil {
+		return r.report, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.fleet.lost = cancel
 	if !opts.DryRun {
 		// Without spec.rollout nothing is recorded, but a completed apply
 		// ends an unfinished rollout's record too.
@@ -110,6 +132,18 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	r.prepareAll(ctx, kc)
 	if r.refuse(ctx) {
 		return r.report, ErrRefused
+	}
+	if opts.CheckOnly {
+		r.finishReport()
+		return r.report, nil
+	}
+	r.findUpToDate(ctx)
+	if !opts.DryRun {
+		defer r.unlockAll()
+		if !r.lockAll(ctx, r.targets) {
+			r.refused()
+			return r.report, ErrRefused
+		}
 	}
 	r.runWaves(ctx)
 	if r.halted != nil && r.record != nil && r.onFailure() == v1alpha1.OnFailureRollback {
@@ -158,6 +192,10 @@ type run struct {
 	record       *outdir.RolloutRecord
 	rollingBack  bool
 	rollbackHeld []v1alpha1.Handoff
+	// fleet are the checks and locks of the fleet (fleet.go); held the
+	// contexts whose lock this run took.
+	fleet *fleet
+	held  []*target
 }
 
 // outDir is OUT_DIR, what each context last received.

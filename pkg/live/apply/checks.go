@@ -20,21 +20,34 @@ import (
 // where OUT_DIR disagrees with a cluster, and which objects hand off. It
 // reports true when the run must stop.
 func (r *run) refuse(ctx context.Context) bool {
+	if r.checkFleet() {
+		// Another cluster, another owner or a stale OUT_DIR: the guards
+		// below would compare with the wrong state.
+		r.refused()
+		return true
+	}
 	placed := r.placement()
 	r.checkDependsOn(placed)
 	r.guardLive()
+	r.guardLiveMoves(placed)
 	r.compareOutDir()
 	r.findHandoffs(ctx, placed)
 	if len(r.report.Errors) == 0 {
 		return false
 	}
+	r.refused()
+	return true
+}
+
+// refused reports every context that did not fail as skipped: the run
+// was refused before any write.
+func (r *run) refused() {
 	for _, t := range r.targets {
 		if !t.failed {
 			t.report.Status, t.report.Error = v1alpha1.ApplySkipped, "the run was refused"
 		}
 	}
 	r.finishReport()
-	return true
 }
 
 // placement says which contexts each object of the new split goes to. It
@@ -127,8 +140,8 @@ func (r *run) guardLive() {
 // the plan compares with OUT_DIR, kpt prunes what the inventory holds.
 func (r *run) compareOutDir() {
 	for _, t := range r.targets {
-		if t.pkg == nil {
-			continue
+		if t.pkg == nil || t.adopted {
+			continue // adopted: the cluster's inventory is the previous state
 		}
 		old := t.oldObjects()
 		onlyLive := t.live.Objects.Diff(old)

@@ -22,7 +22,7 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		t.report.Status, t.report.Error = v1alpha1.ApplySkipped, t.hold
 		r.log.printf(t.name, "not applied: %s", t.hold)
 		return
-	case !r.rollingBack && r.inSync(ctx, t):
+	case !r.rollingBack && t.upToDate:
 		r.skipInSync(t)
 		return
 	}

@@ -70,7 +70,14 @@ func Rollback(ctx context.Context, out *outdir.OutDir, opts Options) (*v1alpha1.
 		return nil, err
 	}
 	report := newReport(false)
-	rb := rollbackRun(opts, &progress{w: opts.Progress}, rec, out, report)
+	fl, err := newFleet(out)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	fl.lost = cancel
+	rb := rollbackRun(opts, &progress{w: opts.Progress}, rec, out, report, fl)
 	rb.rollBack(ctx, kc)
 	for _, t := range rb.targets {
 		report.Contexts = append(report.Contexts, t.report)
@@ -88,9 +95,9 @@ func newReport(dryRun bool) *v1alpha1.ApplyReport {
 }
 
 // rollbackRun is a run that applies the record's previous packages.
-func rollbackRun(opts Options, log *progress, rec *outdir.RolloutRecord, out *outdir.OutDir, report *v1alpha1.ApplyReport) *run {
+func rollbackRun(opts Options, log *progress, rec *outdir.RolloutRecord, out *outdir.OutDir, report *v1alpha1.ApplyReport, fl *fleet) *run {
 	opts.Plan.Split.Out = out
-	return &run{opts: opts, log: log, report: report, record: rec, rollingBack: true, waved: true}
+	return &run{opts: opts, log: log, report: report, record: rec, rollingBack: true, waved: true, fleet: fl}
 }
 
 // rollBack reads every recorded context's previous package, its live
@@ -111,8 +118,6 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 			if !c.Previous {
 				t.hold = "it had no package before the rollout: not rolled back (kpt live destroy removes what its cluster holds)"
 				r.report.Warnings = append(r.report.Warnings, fmt.Sprintf("context %q: %s", c.Name, t.hold))
-			} else if err := r.prepareRollback(kc, t); err != nil {
-				r.fail(t, err)
 			}
 			w.targets = append(w.targets, t)
 			r.targets = append(r.targets, t)
@@ -121,6 +126,22 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 			r.waves = append(r.waves, w)
 		}
 	}
+	var reading []*target
+	for _, t := range r.targets {
+		if t.hold == "" {
+			reading = append(reading, t)
+		}
+	}
+	r.prepareEach(ctx, kc, reading, r.prepareRollback)
+	if r.checkFleet() || !r.lockAll(ctx, r.targets) {
+		for _, t := range r.targets {
+			if !t.failed {
+				t.report.Status, t.report.Error = v1alpha1.ApplySkipped, "the rollback was refused"
+			}
+		}
+		return
+	}
+	defer r.unlockAll()
 	placed := placement{}
 	for _, t := range r.targets {
 		for _, id := range t.objects {
@@ -154,14 +175,14 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 
 // prepareRollback reads what a rollback needs of one context: as
 // prepare does, t.dir being its kept previous package.
-func (r *run) prepareRollback(kc *cluster.Kubeconfig, t *target) error {
-	return r.load(kc, t, func(err error) error { return err })
+func (r *run) prepareRollback(ctx context.Context, kc *cluster.Kubeconfig, t *target) error {
+	return r.load(ctx, kc, t, func(err error) error { return err })
 }
 
 // rollBackAfterHalt rolls back what this run changed once a wave halted
 // with onFailure Rollback, and folds the rollback into the run's report.
 func (r *run) rollBackAfterHalt(ctx context.Context, kc *cluster.Kubeconfig) {
-	rb := rollbackRun(r.opts, r.log, r.record, r.outDir(), newReport(false))
+	rb := rollbackRun(r.opts, r.log, r.record, r.outDir(), newReport(false), r.fleet)
 	rb.rollBack(ctx, kc)
 	for _, bt := range rb.targets {
 		t := r.target(bt.name)

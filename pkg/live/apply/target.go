@@ -14,6 +14,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
@@ -53,6 +54,16 @@ type target struct {
 	pendingHandoff bool
 	// rolledBack is set once a rollback after a halt took the context over.
 	rolledBack bool
+	// identity is the cluster the kube context reaches; lease its Lease
+	// as read before any lock (fleet.go).
+	identity cluster.Identity
+	lease    *lease.State
+	// adopted: --adopt-cluster-state took its inventory as the previous
+	// state; upToDate: it needs no write (inSync); locked: this run
+	// holds its lock.
+	adopted  bool
+	upToDate bool
+	locked   bool
 	// wave is the rollout wave it belongs to.
 	wave   *wave
 	report v1alpha1.ContextApply
@@ -77,13 +88,18 @@ func (t *target) fail(err error) {
 // live inventory and what OUT_DIR holds for it. A context that cannot be
 // read fails alone.
 func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
+	r.prepareEach(ctx, kc, r.targets, r.prepare)
+}
+
+// prepareEach runs prepare on every target, --parallel at a time.
+func (r *run) prepareEach(ctx context.Context, kc *cluster.Kubeconfig, targets []*target, prepare func(context.Context, *cluster.Kubeconfig, *target) error) {
 	var g errgroup.Group
 	if r.opts.Parallel > 0 {
 		g.SetLimit(r.opts.Parallel)
 	}
-	for _, t := range r.targets {
+	for _, t := range targets {
 		g.Go(func() error {
-			if err := r.prepare(kc, t); err != nil {
+			if err := prepare(ctx, kc, t); err != nil {
 				r.fail(t, err)
 			}
 			return nil
@@ -92,9 +108,9 @@ func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
 	_ = g.Wait()
 }
 
-func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
+func (r *run) prepare(ctx context.Context, kc *cluster.Kubeconfig, t *target) error {
 	r.log.printf(t.name, "reading the package and the cluster's inventory")
-	return r.load(kc, t, func(err error) error {
+	return r.load(ctx, kc, t, func(err error) error {
 		return fmt.Errorf("%s", strings.Replace(err.Error(), t.dir, filepath.Join(r.outDir().Path, t.name)+" (staged)", 1))
 	})
 }
@@ -102,7 +118,7 @@ func (r *run) prepare(kc *cluster.Kubeconfig, t *target) error {
 // load reads the package in t.dir, the cluster's live inventory and the
 // package OUT_DIR holds for the context; pkgErr words an error reading
 // t.dir's package.
-func (r *run) load(kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) error {
+func (r *run) load(ctx context.Context, kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) error {
 	t.factory = kc.Factory(t.name)
 	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
 	if err != nil {
@@ -120,12 +136,12 @@ func (r *run) load(kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) 
 			return err
 		}
 	}
-	return nil
+	return fleetLoad(ctx, t)
 }
 
 // oldObjects are the objects OUT_DIR says the context holds.
 func (t *target) oldObjects() object.ObjMetadataSet {
-	if t.old == nil {
+	if t.old == nil || t.adopted {
 		return nil
 	}
 	return object.UnstructuredSetToObjMetadataSet(t.old.Objects)

@@ -1,0 +1,34 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+)
+
+// Identity is which cluster a kube context reaches: the UID of its
+// kube-system Namespace (OpenTelemetry's k8s.cluster.uid: it changes only
+// when the cluster is rebuilt) and the server URL the kubeconfig gives.
+type Identity struct {
+	UID    string
+	Server string
+}
+
+// ReadIdentity asks the context's cluster who it is (one GET).
+func ReadIdentity(ctx context.Context, f cmdutil.Factory) (Identity, error) {
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return Identity{}, err
+	}
+	cs, err := f.KubernetesClientSet()
+	if err != nil {
+		return Identity{}, err
+	}
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return Identity{Server: cfg.Host}, fmt.Errorf("reading the cluster's identity (Namespace %s) at %s: %w", metav1.NamespaceSystem, cfg.Host, err)
+	}
+	return Identity{UID: string(ns.UID), Server: cfg.Host}, nil
+}

@@ -1,0 +1,297 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/shard-router/shard-router/internal/localfleet"
+	"github.com/shard-router/shard-router/internal/testenv"
+)
+
+// apiserver starts a real etcd and kube-apiserver for the test (the slow
+// tier) and returns a client of it.
+func apiserver(t *testing.T) kubernetes.Interface {
+	t.Helper()
+	testenv.Slow(t, "starts etcd and kube-apiserver")
+	tools := localfleet.ToolIn(filepath.Join("..", "..", "..", ".tools", "bin"))
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if _, err := tools(name); err != nil {
+			testenv.Missing(t, name, "make tools-cluster")
+		}
+	}
+	dir := t.TempDir()
+	l := &localfleet.Launcher{ToolPath: tools, OnStart: func(p *localfleet.Proc) { t.Cleanup(p.Stop) }}
+	creds, err := localfleet.NewCreds(dir, "lease-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	etcd, err := l.StartEtcd(dir, "etcd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := etcd.WaitReady(); err != nil {
+		t.Fatal(err)
+	}
+	api, err := l.StartAPIServer(dir, "A", creds, etcd, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := api.WaitReady(); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := localfleet.WriteKubeconfig(kubeconfig, creds, api); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.QPS, cfg.Burst = -1, -1 // as kpt's clients, against a server with flow control
+	return kubernetes.NewForConfigOrDie(cfg)
+}
+
+func holder(run string) Holder { return Holder{User: "ci", Host: "runner", PID: 1, Run: run} }
+
+// next is the Check of a run that may write: the serial incremented.
+func next(who string) Check {
+	return func(cur *State) (Record, error) {
+		return Record{Serial: cur.Record.Serial + 1, AppliedBy: who, AppliedAt: time.Now(), Outcome: OutcomeApplying, Owner: "owner-1"}, nil
+	}
+}
+
+func req(run string, timeout time.Duration) Request {
+	return Request{Context: "A", Namespace: "default", Inventory: "demo-a", Me: holder(run), Timeout: timeout, Check: next(run)}
+}
+
+// TestLease runs the lock on one real kube-apiserver, started once.
+func TestLease(t *testing.T) {
+	cs := apiserver(t)
+	t.Run("one holder", func(t *testing.T) { testOneHolder(t, cs) })
+	t.Run("expiry", func(t *testing.T) { testExpiry(t, cs) })
+	t.Run("lost", func(t *testing.T) { testLost(t, cs) })
+}
+
+// testOneHolder takes, holds, records, releases, abandons, breaks and
+// waits for the lock of one inventory.
+func testOneHolder(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+
+	// Eight runs at once: one takes the lock, the others are refused at
+	// once naming it, and nothing but the winner's serial is written.
+	var (
+		mu     sync.Mutex
+		won    []*Lock
+		held   []*HeldError
+		others []error
+		wg     sync.WaitGroup
+	)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := Acquire(ctx, c, req(string(rune('a'+i)), 0))
+			mu.Lock()
+			defer mu.Unlock()
+			var he *HeldError
+			switch {
+			case err == nil:
+				won = append(won, l)
+			case errors.As(err, &he):
+				held = append(held, he)
+			default:
+				others = append(others, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(won) != 1 || len(held) != 7 || len(others) != 0 {
+		t.Fatalf("8 runs at once: %d took the lock, %d were refused as held, other errors %v; want 1, 7, none", len(won), len(held), others)
+	}
+	winner := won[0]
+	for _, he := range held {
+		if he.Holder != winner.me || !strings.Contains(he.Error(), `context "A" is locked by another run: `+winner.me+" holds Lease default/shard-router.demo-a since") {
+			t.Fatalf("refusal %q does not name the holder %q", he.Error(), winner.me)
+		}
+	}
+	st, err := Read(ctx, c, "default", "demo-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.Held(time.Now()) || st.Holder != winner.me || st.Record.Serial != 1 || st.Record.Outcome != OutcomeApplying {
+		t.Fatalf("while held: %+v", st)
+	}
+
+	// Released: the record stays, with the outcome; the lock is free.
+	if err := winner.Release(ctx, OutcomeApplied); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = Read(ctx, c, "default", "demo-a")
+	if st.Held(time.Now()) || st.Holder != "" || st.Record.Serial != 1 || st.Record.Outcome != OutcomeApplied || st.Record.Owner != "owner-1" {
+		t.Fatalf("after Release: %+v", st)
+	}
+
+	// A refusal by the check writes nothing.
+	refuse := req("r", 0)
+	refuse.Check = func(*State) (Record, error) { return Record{}, errors.New("stale") }
+	rv := leaseRV(t, cs)
+	if _, err := Acquire(ctx, c, refuse); err == nil || err.Error() != "stale" {
+		t.Fatalf("a refusing check: %v", err)
+	}
+	if leaseRV(t, cs) != rv {
+		t.Fatal("a refusing check wrote the Lease")
+	}
+
+	// Abandoned (the run wrote nothing): the record before it is back.
+	l, err := Acquire(ctx, c, req("b", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Record().Serial != 2 {
+		t.Fatalf("second run's serial %d, want 2", l.Record().Serial)
+	}
+	if err := l.Abandon(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = Read(ctx, c, "default", "demo-a")
+	if st.Holder != "" || st.Record.Serial != 1 || st.Record.Outcome != OutcomeApplied || st.Record.AppliedBy != winner.rec.AppliedBy {
+		t.Fatalf("after Abandon: %+v, want the record of serial 1 back", st)
+	}
+
+	// --lock-timeout: a run that waits gets the lock once its holder
+	// releases it, and sees the holder's serial.
+	first, err := Acquire(ctx, c, req("c", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(2 * time.Second)
+		_ = first.Release(ctx, OutcomeApplied)
+	}()
+	waiter, err := Acquire(ctx, c, req("d", time.Minute))
+	if err != nil {
+		t.Fatalf("waiting for a released lock: %v", err)
+	}
+	if waiter.Record().Serial != 3 {
+		t.Fatalf("the waiter's serial %d, want 3 (after the holder's 2)", waiter.Record().Serial)
+	}
+	// ...and one whose timeout runs out is refused, saying it waited.
+	start := time.Now()
+	_, err = Acquire(ctx, c, req("e", 2*time.Second))
+	var he *HeldError
+	if !errors.As(err, &he) || he.Waited != 2*time.Second || time.Since(start) < 2*time.Second || !strings.Contains(err.Error(), "still held after --lock-timeout 2s") {
+		t.Fatalf("a timeout that runs out: %v", err)
+	}
+
+	// --force-unlock breaks it, naming the holder; the holder's release
+	// then says its lock was taken away.
+	broken, err := ForceUnlock(ctx, c, "default", "demo-a")
+	if err != nil || broken.Holder != waiter.me {
+		t.Fatalf("ForceUnlock: %v, holder %q, want %q", err, broken.Holder, waiter.me)
+	}
+	thief, err := Acquire(ctx, c, req("f", 0))
+	if err != nil {
+		t.Fatalf("after --force-unlock: %v", err)
+	}
+	if err := waiter.Release(ctx, OutcomeApplied); err == nil || !strings.Contains(err.Error(), "was taken away (now held by "+thief.me) {
+		t.Fatalf("the broken holder's Release: %v", err)
+	}
+	_ = thief.Release(ctx, OutcomeApplied)
+}
+
+// testExpiry: a killed run stops renewing: its lock is free once
+// Duration has passed since its last renewal, and not before.
+func testExpiry(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+	killed := "ci@runner pid 1 run killed"
+	secs := int32(Duration / time.Second)
+	for _, tc := range []struct {
+		renewed time.Duration
+		free    bool
+	}{{-Duration / 2, false}, {-Duration - time.Second, true}} {
+		renew := metav1.NewMicroTime(time.Now().Add(tc.renewed))
+		l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: Name("demo-a"), Namespace: "default"},
+			Spec: coordinationv1.LeaseSpec{HolderIdentity: &killed, LeaseDurationSeconds: &secs, AcquireTime: &renew, RenewTime: &renew}}
+		_ = cs.CoordinationV1().Leases("default").Delete(ctx, l.Name, metav1.DeleteOptions{})
+		if _, err := cs.CoordinationV1().Leases("default").Create(ctx, l, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Acquire(ctx, c, req("next", 0))
+		if tc.free != (err == nil) {
+			t.Fatalf("renewed %s ago: err %v, want free %v", -tc.renewed, err, tc.free)
+		}
+		if got != nil {
+			_ = got.Abandon(ctx)
+		}
+	}
+	// Abandoning a lock that created the Lease deletes it.
+	if _, err := cs.CoordinationV1().Leases("default").Get(ctx, Name("demo-a"), metav1.GetOptions{}); err == nil {
+		// The expired one above was updated, not created: make a new one.
+		_ = cs.CoordinationV1().Leases("default").Delete(ctx, Name("demo-a"), metav1.DeleteOptions{})
+	}
+	l, err := Acquire(ctx, c, req("new", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Abandon(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoordinationV1().Leases("default").Get(ctx, Name("demo-a"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("a created Lease abandoned: %v, want it deleted", err)
+	}
+}
+
+// testLost: a holder whose lock was broken and taken learns it at its
+// next renewal (OnLost), so that the run stops writing.
+func testLost(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+	defer func(d time.Duration) { RenewEvery = d }(RenewEvery)
+	RenewEvery = 200 * time.Millisecond
+	lost := make(chan error, 1)
+	r := req("victim", 0)
+	r.OnLost = func(err error) { lost <- err }
+	victim, err := Acquire(ctx, c, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ForceUnlock(ctx, c, "default", "demo-a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Acquire(ctx, c, req("thief", 0)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-lost:
+		if !strings.Contains(err.Error(), `context "A": the lock on Lease default/shard-router.demo-a was taken away`) {
+			t.Fatalf("OnLost: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("OnLost was not called")
+	}
+	if err := victim.Release(ctx, OutcomeApplied); err == nil {
+		t.Fatal("the victim released a lock it lost")
+	}
+}
+
+func leaseRV(t *testing.T, cs kubernetes.Interface) string {
+	t.Helper()
+	l, err := cs.CoordinationV1().Leases("default").Get(context.Background(), Name("demo-a"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l.ResourceVersion
+}

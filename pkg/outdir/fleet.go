@@ -1,0 +1,136 @@
+package outdir
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// FleetFile is OUT_DIR's record of the clusters it was applied to: the
+// owner id of its inventories, and per context the serial, package digest
+// and cluster identity of the last write this OUT_DIR's runs made. apply
+// compares it with each cluster's own record (package lease) before it
+// writes: a cluster written since by another OUT_DIR, a kube context that
+// now reaches another cluster, and an inventory another OUT_DIR owns are
+// refused. Copies of one OUT_DIR (committed, or kept as a CI artifact) are
+// one owner.
+const FleetFile = ".shard-router-fleet.json"
+
+// fleetFormat is the record's format version.
+const fleetFormat = "shard-router-fleet v1"
+
+// FleetRecord is FleetFile.
+type FleetRecord struct {
+	Format string `json:"format"`
+	// Owner is the id of this OUT_DIR's package: made once, by the first
+	// apply that writes a cluster, and recorded in every Lease it writes.
+	Owner string `json:"owner"`
+	// OwnerName describes the owner in another run's messages.
+	OwnerName string `json:"ownerName,omitempty"`
+	// Contexts are what each cluster last received from this OUT_DIR.
+	Contexts map[string]*FleetContext `json:"contexts"`
+
+	path string
+	mu   sync.Mutex
+}
+
+// FleetContext is one context's entry.
+type FleetContext struct {
+	// Serial is the cluster's serial this OUT_DIR's last write took.
+	Serial int64 `json:"serial"`
+	// Digest is the digest of the package that write applied.
+	Digest    string    `json:"digest,omitempty"`
+	AppliedBy string    `json:"appliedBy,omitempty"`
+	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// Outcome is applying (the run did not finish), applied or failed.
+	Outcome string `json:"outcome,omitempty"`
+	// ClusterUID is the identity of the cluster the context reached;
+	// Server the server URL it had then.
+	ClusterUID string `json:"clusterUID,omitempty"`
+	Server     string `json:"server,omitempty"`
+}
+
+// OpenFleet reads OUT_DIR's FleetFile; a missing one is an empty record
+// (an OUT_DIR no apply of this release wrote).
+func OpenFleet(d *OutDir) (*FleetRecord, error) {
+	f := &FleetRecord{path: filepath.Join(d.Path, FleetFile), Contexts: map[string]*FleetContext{}}
+	b, err := os.ReadFile(f.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f.Format = fleetFormat
+		return f, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, f); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(d.Given, FleetFile), err)
+	}
+	if f.Format != fleetFormat {
+		return nil, fmt.Errorf("%s: format %q, want %q: written by another release of shard-router", filepath.Join(d.Given, FleetFile), f.Format, fleetFormat)
+	}
+	if f.Contexts == nil {
+		f.Contexts = map[string]*FleetContext{}
+	}
+	return f, nil
+}
+
+// Context returns a copy of a context's entry, nil when there is none.
+func (f *FleetRecord) Context(name string) *FleetContext {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c := f.Contexts[name]; c != nil {
+		cp := *c
+		return &cp
+	}
+	return nil
+}
+
+// EnsureOwner gives the record an owner id when it has none, naming it
+// with name; it returns the id. Nothing is written until Set.
+func (f *FleetRecord) EnsureOwner(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.Owner == "" {
+		b := make([]byte, 16)
+		_, _ = rand.Read(b)
+		f.Owner, f.OwnerName = hex.EncodeToString(b), name
+	}
+	return f.Owner
+}
+
+// Set records a context's entry and writes the file (atomically: a new
+// file renamed over the old).
+func (f *FleetRecord) Set(name string, c FleetContext) error {
+	return f.Restore(name, &c)
+}
+
+// Restore puts a context's entry back as it was (nil: none) and writes
+// the file.
+func (f *FleetRecord) Restore(name string, c *FleetContext) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c == nil {
+		delete(f.Contexts, name)
+	} else {
+		f.Contexts[name] = c
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := f.path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), FileMode); err != nil {
+		return fmt.Errorf("recording context %q in %s: %w", name, f.path, err)
+	}
+	if err := os.Rename(tmp, f.path); err != nil {
+		return fmt.Errorf("recording context %q in %s: %w", name, f.path, err)
+	}
+	return nil
+}

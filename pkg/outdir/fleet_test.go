@@ -1,0 +1,85 @@
+package outdir
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestFleetRecord(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenOutDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFleet(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Owner != "" || f.Context("A") != nil {
+		t.Fatalf("a new OUT_DIR's record: owner %q, A %v; want none", f.Owner, f.Context("A"))
+	}
+	if _, err := os.Stat(filepath.Join(dir, FleetFile)); !os.IsNotExist(err) {
+		t.Fatalf("opening wrote %s (%v): nothing is written before Set", FleetFile, err)
+	}
+	owner := f.EnsureOwner("package demo")
+	if len(owner) != 32 || f.EnsureOwner("another name") != owner {
+		t.Fatalf("owner %q: want one 32-hex id, kept once made", owner)
+	}
+	if err := f.Set("A", FleetContext{Serial: 3, ClusterUID: "uid-a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Set("B", FleetContext{Serial: 1}); err != nil {
+		t.Fatal(err)
+	}
+	// Copies of one OUT_DIR are one owner: a second reader sees it all.
+	g, err := OpenFleet(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Owner != owner || g.OwnerName != "package demo" || g.Context("A").Serial != 3 || g.Context("A").ClusterUID != "uid-a" || g.Context("B").Serial != 1 {
+		t.Fatalf("read back owner %q (%q), A %+v, B %+v", g.Owner, g.OwnerName, g.Context("A"), g.Context("B"))
+	}
+	// Restore puts an entry back as it was, none included.
+	if err := g.Restore("B", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Restore("A", &FleetContext{Serial: 2}); err != nil {
+		t.Fatal(err)
+	}
+	h, err := OpenFleet(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Context("B") != nil || h.Context("A").Serial != 2 {
+		t.Fatalf("after Restore: A %+v, B %+v; want serial 2 and none", h.Context("A"), h.Context("B"))
+	}
+	// Context returns a copy: the record changes only through Set.
+	h.Context("A").Serial = 99
+	if h.Context("A").Serial != 2 {
+		t.Fatal("Context returned the record's own entry")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("OUT_DIR holds %d entries, want only %s (no temporary file left)", len(entries), FleetFile)
+	}
+}
+
+func TestFleetRecordRefusesAnotherFormat(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenOutDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for data, want := range map[string]string{
+		`{"format": "shard-router-fleet v9", "contexts": {}}`: `format "shard-router-fleet v9", want "shard-router-fleet v1"`,
+		`{"format": `: FleetFile + ": unexpected end of JSON input",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, FleetFile), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := OpenFleet(d); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", data, err, want)
+		}
+	}
+}
