@@ -57,6 +57,15 @@ the same name, and reports per object:
 and per context whether it was reachable and its inventory found (or
 missing: never applied, or deleted).
 
+For a fleet shard-router apply writes, each context also shows what its
+cluster records of the last apply (the Lease shard-router.<inventory> beside
+the inventory): the serial, who applied and when, the outcome, the cluster's
+identity (the UID of its kube-system Namespace) and, while a run holds it,
+the lock (holder, since, expires). A kube context that now reaches another
+cluster than OUT_DIR recorded (OUT_DIR/.shard-router-fleet.json) is failed,
+its objects not read. An unfinished rollout OUT_DIR records (a halted apply
+with spec.rollout) is shown first, with how to resume it or roll it back.
+
 For a split for Flux (split --engine flux, found by OUT_DIR/_gitops), each
 context also shows its Kustomization's Ready condition and the revision it
 last applied, read from --flux-context (the management cluster) or each

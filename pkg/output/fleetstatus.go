@@ -125,11 +125,18 @@ func driftText(d v1alpha1.Drift) string {
 	return strings.Join(d, ",")
 }
 
-// RenderStatusTable renders a fleet status for a terminal: one line per
-// context, the headline, each failed context's error, then the objects
-// that need attention, per context.
+// RenderStatusTable renders a fleet status for a terminal: OUT_DIR's
+// unfinished rollout when there is one, one line per context, the
+// headline, each context's last apply and lock when a cluster recorded
+// one, each failed context's error, then the objects that need attention,
+// per context.
 func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	var buf bytes.Buffer
+	if r := s.Rollout; r != nil {
+		if err := writeRolloutText(w, r, &buf); err != nil {
+			return err
+		}
+	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSTATE\tINVENTORY\tOBJECTS\tCURRENT\tNOT-CURRENT\tDRIFTED\tEXTRA\tNOT-APPLIED")
 	for _, c := range s.Contexts {
@@ -141,6 +148,11 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n%s\n", statusHeadline(s))
+	if hasRecords(s) {
+		if err := writeRecordsText(w, s, &buf); err != nil {
+			return err
+		}
+	}
 	for _, c := range s.Contexts {
 		if c.Inventory.EngineKeeps() {
 			fmt.Fprintf(w, "\n%s: %s\n", c.Name, c.Inventory.Note)
@@ -187,13 +199,19 @@ func flushTrimmed(w io.Writer, tw *tabwriter.Writer, buf *bytes.Buffer) error {
 }
 
 // RenderStatusMarkdown renders a fleet status as GitHub-flavoured
-// markdown for a pull request or an incident channel: the headline, a
-// warning line per failed context, a summary table, then one collapsed
-// section per context that needs attention.
+// markdown for a pull request or an incident channel, within
+// MarkdownLimit however big the fleet: the headline; OUT_DIR's unfinished
+// rollout; a warning line per failed context; a summary table; each
+// context's last apply and lock when a cluster recorded one; then one
+// collapsed section per context that needs attention. What does not fit
+// is left out, counted in a note under the headline.
 func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
-	var b strings.Builder
-	b.WriteString("### shard-router status\n\n")
-	b.WriteString("**" + statusHeadline(s) + "**\n\n")
+	head := "### shard-router status\n\n**" + statusHeadline(s) + "**\n\n"
+	m := &mdWriter{limit: MarkdownLimit - len(head) - markdownReserve,
+		full: "The full status: `shard-router status OUT_DIR -o json` (every context and object; save it as a file or CI artifact)."}
+	if r := s.Rollout; r != nil {
+		m.rollout(r)
+	}
 	var warns []string
 	for _, c := range s.Contexts {
 		if c.Error != "" {
@@ -205,47 +223,114 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 			warns = append(warns, fmt.Sprintf("> :grey_question: `%s`: %s\n", cell(c.Name), escape(c.Inventory.Note)))
 		}
 	}
-	if len(warns) > 0 {
-		b.WriteString(strings.Join(warns, ">\n") + "\n")
+	for i := 1; i < len(warns); i++ {
+		warns[i] = ">\n" + warns[i]
 	}
-	b.WriteString("| context | state | inventory | objects | current | not current | drifted | extra | not applied |\n")
-	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	if len(warns) > 0 {
+		m.lines(warns, "warnings")
+		m.add("\n")
+	}
+	rows := []string{"| context | state | inventory | objects | current | not current | drifted | extra | not applied |\n" +
+		"| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"}
 	for _, c := range s.Contexts {
 		n := countContext(c)
 		extra, notApplied := bold(n.extra), bold(n.notApplied)
 		if c.Inventory.EngineKeeps() {
 			extra, notApplied = "unknown", "unknown"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |\n", cell(c.Name), contextState(c), c.Inventory.State,
-			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), extra, notApplied)
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |\n", cell(c.Name), contextState(c), c.Inventory.State,
+			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), extra, notApplied))
+	}
+	m.lines(rows, "summary rows")
+	if hasRecords(s) {
+		m.records(s)
 	}
 	for _, c := range s.Contexts {
-		n := countContext(c)
-		if n.attention == 0 {
+		m.attention(c)
+	}
+	_, err := io.WriteString(w, head+m.note()+m.b.String())
+	return err
+}
+
+// rollout is OUT_DIR's unfinished rollout, first: what it changed, and
+// how to resume it or roll it back.
+func (m *mdWriter) rollout(r *v1alpha1.RolloutSummary) {
+	var changed []string
+	for _, c := range r.Contexts {
+		s := fmt.Sprintf("%s (%s", code(c.Name), cell(c.Wave))
+		if !c.Previous {
+			s += ", new: nothing to roll back to"
+		}
+		changed = append(changed, s+")")
+	}
+	lines := []string{"> :construction: **" + escape(rolloutHeadline(r, code)) + "**\n"}
+	if len(changed) > 0 {
+		lines = append(lines, "> Changed: "+strings.Join(changed, ", ")+".\n")
+	}
+	lines = append(lines, fmt.Sprintf("> To resume it: `%s`; to roll it back: `%s`.\n\n", r.Resume, r.Rollback))
+	m.lines(lines, "rollout lines")
+}
+
+// records is each context's last apply, cluster and lock, for the
+// contexts whose cluster says something.
+func (m *mdWriter) records(s *v1alpha1.FleetStatus) {
+	rows := []string{"\n| context | serial | applied by | applied at | outcome | cluster UID | lock |\n| --- | ---: | --- | --- | --- | --- | --- |\n"}
+	for _, c := range s.Contexts {
+		r := c.Record
+		if r == nil {
 			continue
 		}
-		fmt.Fprintf(&b, "\n<details><summary><code>%s</code>: %d object(s) need attention</summary>\n\n", c.Name, n.attention)
-		b.WriteString("| object | status | inventory | drift | note |\n| --- | --- | --- | --- | --- |\n")
-		listed := 0
-		for _, o := range c.Objects {
-			if !o.NeedsAttention() {
-				continue
-			}
-			if listed == MarkdownListLimit {
-				fmt.Fprintf(&b, "\n... and %d more (`shard-router status -o json` lists them all)\n", n.attention-listed)
-				break
-			}
-			listed++
-			drift := "-"
-			if len(o.Drift) > 0 {
-				drift = codeList(o.Drift)
-			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", cell(o.ObjectRef.String()), o.Status, o.Inventory, drift, cell(escape(attentionNote(o))))
+		lock := "-"
+		if r.Lock != nil {
+			lock = "**" + escape(cell(lockText(r.Lock))) + "**"
 		}
-		b.WriteString("\n</details>\n")
+		outcome := escape(cell(recordOutcome(r)))
+		if r.Outcome != "" && r.Outcome != "applied" {
+			outcome = "**" + outcome + "**"
+		}
+		note := ""
+		if r.Error != "" {
+			note = " :warning: record not read in full: " + escape(cell(r.Error))
+		}
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s%s |\n", cell(c.Name), recordSerial(r), escape(cell(orDash(r.AppliedBy))),
+			recordTime(r.AppliedAt), outcome, cell(orDash(r.ClusterUID)), lock, note))
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	m.lines(rows, "record rows")
+}
+
+// attention is one context's collapsed section of the objects that need
+// attention, at most MarkdownListLimit of them.
+func (m *mdWriter) attention(c v1alpha1.ContextStatus) {
+	n := countContext(c)
+	if n.attention == 0 {
+		return
+	}
+	const what = "objects that need attention"
+	if !m.add(fmt.Sprintf("\n<details><summary><code>%s</code>: %d object(s) need attention</summary>\n\n", c.Name, n.attention) +
+		"| object | status | inventory | drift | note |\n| --- | --- | --- | --- | --- |\n") {
+		m.leave(n.attention, what)
+		return
+	}
+	listed := 0
+	for _, o := range c.Objects {
+		if !o.NeedsAttention() {
+			continue
+		}
+		if listed == MarkdownListLimit {
+			m.add(fmt.Sprintf("\n... and %d more (`shard-router status -o json` lists them all)\n", n.attention-listed))
+			break
+		}
+		drift := "-"
+		if len(o.Drift) > 0 {
+			drift = codeList(o.Drift)
+		}
+		if !m.add(fmt.Sprintf("| `%s` | %s | %s | %s | %s |\n", cell(o.ObjectRef.String()), o.Status, o.Inventory, drift, cell(escape(attentionNote(o))))) {
+			m.leave(min(n.attention, MarkdownListLimit)-listed, what)
+			break
+		}
+		listed++
+	}
+	m.b.WriteString("\n</details>\n") // within the reserve
 }
 
 // bold makes a non-zero count stand out.
@@ -254,4 +339,45 @@ func bold(n int) string {
 		return "0"
 	}
 	return fmt.Sprintf("**%d**", n)
+}
+
+// writeRolloutText is OUT_DIR's unfinished rollout: its waves, the
+// contexts it changed, and how to resume it or roll it back.
+func writeRolloutText(w io.Writer, r *v1alpha1.RolloutSummary, buf *bytes.Buffer) error {
+	fmt.Fprintf(w, "%s\n", rolloutHeadline(r, plain))
+	if len(r.Contexts) > 0 {
+		tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  CONTEXT\tWAVE\tA ROLLBACK GIVES IT")
+		for _, c := range r.Contexts {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Name, c.Wave, rollbackTo(c))
+		}
+		if err := flushTrimmed(w, tw, buf); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(w, "To resume it: %s\nTo roll it back: %s\n\n", r.Resume, r.Rollback)
+	return nil
+}
+
+// writeRecordsText is each context's last apply, cluster and lock, for
+// the contexts whose cluster says something, then the errors reading it.
+func writeRecordsText(w io.Writer, s *v1alpha1.FleetStatus, buf *bytes.Buffer) error {
+	fmt.Fprint(w, "\nLast apply per context (its cluster's record):\n")
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  CONTEXT\tSERIAL\tAPPLIED-BY\tAPPLIED-AT\tOUTCOME\tCLUSTER-UID\tLOCK")
+	for _, c := range s.Contexts {
+		if r := c.Record; r != nil {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, recordSerial(r), orDash(r.AppliedBy), recordTime(r.AppliedAt),
+				recordOutcome(r), orDash(r.ClusterUID), lockText(r.Lock))
+		}
+	}
+	if err := flushTrimmed(w, tw, buf); err != nil {
+		return err
+	}
+	for _, c := range s.Contexts {
+		if c.Record != nil && c.Record.Error != "" {
+			fmt.Fprintf(w, "  %s: record not read in full: %s\n", c.Name, c.Record.Error)
+		}
+	}
+	return nil
 }

@@ -3,9 +3,13 @@ package output
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
@@ -153,5 +157,200 @@ func TestStatusEngineKeepsInventory(t *testing.T) {
 		if !strings.Contains(page.String(), want) {
 			t.Errorf("the page lacks %q", want)
 		}
+	}
+}
+
+// recordStatus is a fleet that shard-router apply wrote, halted in the
+// middle of a rollout: a context applied, one a run is applying now (its
+// lock held), one whose kube context reaches another cluster (refused,
+// its objects not read), one no apply of this release wrote (no record),
+// one whose last run was killed, and one whose Lease cannot be read.
+func recordStatus() *v1alpha1.FleetStatus {
+	at := time.Date(2026, 8, 3, 10, 15, 0, 0, time.UTC)
+	inv := func(name, state string) v1alpha1.InventoryState {
+		return v1alpha1.InventoryState{Namespace: "default", Name: name, State: state}
+	}
+	current := []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectApplied)}
+	return &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
+		Rollout: &v1alpha1.RolloutSummary{Waves: []string{"canary", "eu"}, Baked: []string{"canary"},
+			Contexts: []v1alpha1.RolloutContext{{Name: "eu-shard-00", Wave: "canary", Previous: true}, {Name: "eu-shard-01", Wave: "eu", Previous: true},
+				{Name: "eu-shard-04", Wave: "eu"}},
+			Resume: "shard-router apply PKG --out out", Rollback: "shard-router apply --rollback --out out"},
+		Contexts: []v1alpha1.ContextStatus{
+			{Name: "eu-shard-00", Reachable: true, Inventory: inv("shop-eu-shard-00", v1alpha1.InventoryFound), Objects: current,
+				Record: &v1alpha1.ContextRecord{Serial: 7, Digest: "sha256:5d41402abc4b2a76", AppliedBy: "alice@runner-1 pid 4242 (GitLab CI job 7)",
+					AppliedAt: at, Outcome: "applied", OwnerName: "package shop, OUT_DIR first applied by alice@runner-1",
+					ClusterUID: "0f6c2a8e-1111-4b1e-9a55-000000000000", Server: "https://10.0.0.1:6443"}},
+			{Name: "eu-shard-01", Reachable: true, Inventory: inv("shop-eu-shard-01", v1alpha1.InventoryFound), Objects: current,
+				Record: &v1alpha1.ContextRecord{Serial: 9, AppliedBy: "bob@runner-2 pid 99 (GitHub Actions run 123)", AppliedAt: at.Add(time.Hour),
+					Outcome: "applying", ClusterUID: "0f6c2a8e-2222-4b1e-9a55-000000000000", Server: "https://10.0.0.2:6443",
+					Lock: &v1alpha1.LockState{Holder: "bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3", Since: at.Add(time.Hour),
+						Expires: at.Add(time.Hour + 30*time.Second)}}},
+			{Name: "eu-shard-02", Reachable: true, Inventory: inv("", v1alpha1.InventoryUnknown), Objects: []v1alpha1.ObjectStatus{},
+				Error:  `context "eu-shard-02" reaches another cluster: OUT_DIR recorded cluster UID 0f6c2a8e-3333-4b1e-9a55-000000000000 (server https://10.0.0.3:6443), the kube context now reaches cluster UID 7a7a7a7a-0000-4000-8000-000000000000 at https://10.9.9.9:6443; its objects were not read`,
+				Record: &v1alpha1.ContextRecord{ClusterUID: "7a7a7a7a-0000-4000-8000-000000000000", Server: "https://10.9.9.9:6443"}},
+			{Name: "eu-shard-03", Reachable: true, Inventory: inv("shop-eu-shard-03", v1alpha1.InventoryFound), Objects: current},
+			{Name: "eu-shard-04", Reachable: true, Inventory: inv("shop-eu-shard-04", v1alpha1.InventoryFound), Objects: current,
+				Record: &v1alpha1.ContextRecord{Serial: 3, AppliedBy: "carol@laptop pid 7", AppliedAt: at.Add(-24 * time.Hour), Outcome: "applying",
+					ClusterUID: "0f6c2a8e-4444-4b1e-9a55-000000000000", Server: "https://10.0.0.4:6443"}},
+			{Name: "eu-shard-05", Reachable: true, Inventory: inv("shop-eu-shard-05", v1alpha1.InventoryFound), Objects: current,
+				Record: &v1alpha1.ContextRecord{ClusterUID: "0f6c2a8e-5555-4b1e-9a55-000000000000", Server: "https://10.0.0.5:6443",
+					Error: `reading Lease default/shard-router.shop-eu-shard-05: leases.coordination.k8s.io "shard-router.shop-eu-shard-05" is forbidden`}},
+		}}
+}
+
+// The record and the rollout in text and markdown: the rollout first,
+// then the contexts' table as without them, then one record row per
+// context whose cluster says something, a held lock named with its
+// holder and expiry, a killed run said so.
+func TestStatusRecordsGolden(t *testing.T) {
+	s := recordStatus()
+	var table, md bytes.Buffer
+	if err := RenderStatusTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "status-records.table", table.Bytes())
+	golden(t, "status-records.md", md.Bytes())
+	for name, out := range map[string]string{"table": table.String(), "markdown": md.String()} {
+		for _, want := range []string{"Unfinished rollout: waves", "shard-router apply PKG --out out", "shard-router apply --rollback --out out",
+			"held by bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3 since 2026-08-03T11:15:00Z, expires 2026-08-03T11:15:30Z unless renewed",
+			"applying, not finished (no run holds the lock: it was killed)", "0f6c2a8e-1111-4b1e-9a55-000000000000", "2026-08-03T10:15:00Z",
+			`record not read in full: reading Lease default/shard-router.shop-eu-shard-05: leases.coordination.k8s.io "shard-router.shop-eu-shard-05" is forbidden`, "reaches another cluster"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("the %s lacks %q:\n%s", name, want, out)
+			}
+		}
+		if strings.Index(out, "Unfinished rollout") > strings.Index(out, "eu-shard-03") {
+			t.Errorf("the %s does not show the rollout first", name)
+		}
+	}
+	// eu-shard-03 has no record: it has its summary row, and no record row.
+	if got := strings.Count(table.String(), "\n  eu-shard-03 "); got != 0 {
+		t.Errorf("eu-shard-03 has %d record rows in the table, want 0", got)
+	}
+	if got := strings.Count(md.String(), "| `eu-shard-03` |"); got != 1 {
+		t.Errorf("eu-shard-03 has %d rows in the markdown, want 1 (its summary row)", got)
+	}
+	// The context that reaches another cluster failed; none of its
+	// objects is listed.
+	if !s.Contexts[2].Failed() || !strings.Contains(table.String(), "eu-shard-02  error") {
+		t.Errorf("the context that reaches another cluster is not failed:\n%s", table.String())
+	}
+}
+
+// Without a record, a lock or a rollout, nothing of them is shown: the
+// outputs are those of a fleet no apply of this release wrote.
+func TestStatusNoRecordsUnchanged(t *testing.T) {
+	s := recordStatus()
+	s.Rollout = nil
+	for i := range s.Contexts {
+		s.Contexts[i].Record = nil
+	}
+	var table, md, page bytes.Buffer
+	if err := RenderStatusTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusHTML(&page, s); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": table.String(), "markdown": md.String(), "html": page.String()} {
+		for _, never := range []string{"unfinished rollout", "last apply", "serial", "| cluster uid |", "cluster-uid", "held by", `id="records"`, `id="rollout"`} {
+			if strings.Contains(strings.ToLower(out), never) {
+				t.Errorf("the %s shows %q without records or a rollout", name, never)
+			}
+		}
+	}
+}
+
+// A fleet too big for a pull-request comment is abridged within
+// MarkdownLimit, saying what it left out; the rollout, the warnings and
+// the summary and record rows come first and are kept whole.
+func TestStatusMarkdownLimit(t *testing.T) {
+	s := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Rollout: recordStatus().Rollout}
+	for c := range 64 {
+		cs := v1alpha1.ContextStatus{Name: fmt.Sprintf("eu-shard-%02d", c), Reachable: true,
+			Inventory: v1alpha1.InventoryState{Namespace: "default", Name: "shop", State: v1alpha1.InventoryFound},
+			Record: &v1alpha1.ContextRecord{Serial: int64(c + 1), AppliedBy: "alice@runner-1 pid 4242", Outcome: "applied",
+				ClusterUID: fmt.Sprintf("0f6c2a8e-%04d-4b1e-9a55-000000000000", c)}}
+		for i := range 60 {
+			cs.Objects = append(cs.Objects, objStatus(ref("", "ConfigMap", "payments", fmt.Sprintf("config-%02d", i)),
+				v1alpha1.StatusCurrent, v1alpha1.ObjectApplied, "data.color", "data.size"))
+		}
+		s.Contexts = append(s.Contexts, cs)
+	}
+	var b bytes.Buffer
+	if err := RenderStatusMarkdown(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if len(md) > MarkdownLimit {
+		t.Errorf("%d characters, more than %d", len(md), MarkdownLimit)
+	}
+	if !strings.Contains(md, ":scissors: **Abridged**") || !strings.Contains(md, "objects that need attention. The full status: `shard-router status OUT_DIR -o json`") {
+		t.Errorf("the note of what was left out is missing:\n%s", md[:min(len(md), 2000)])
+	}
+	if strings.Count(md, "<details>") != strings.Count(md, "</details>") {
+		t.Error("unbalanced <details>")
+	}
+	for _, want := range []string{"Unfinished rollout", "| `eu-shard-63` | needs attention |", "| `eu-shard-63` | 64 | alice@runner-1 pid 4242 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the markdown lacks %q", want)
+		}
+	}
+	// Every object listed or counted as left out: 64 contexts of 60.
+	listed := strings.Count(md, "| `ConfigMap payments/config-")
+	m := regexp.MustCompile(`left out (\d+) objects that need attention`).FindStringSubmatch(md)
+	if m == nil {
+		t.Fatal("no count of the objects left out")
+	}
+	if left, _ := strconv.Atoi(m[1]); listed+left != 64*60 {
+		t.Errorf("%d objects listed and %d left out, want %d in all", listed, left, 64*60)
+	}
+}
+
+// The page shows the rollout before the fleet matrix, and a record row
+// for each context whose cluster says something, with its server; the
+// JSON keeps every field of the record, times included.
+func TestStatusRecordsHTMLAndJSON(t *testing.T) {
+	s := recordStatus()
+	var page, doc bytes.Buffer
+	if err := RenderStatusHTML(&page, s); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	if r, f := strings.Index(html, `id="rollout"`), strings.Index(html, `id="fleet"`); r < 0 || r > f {
+		t.Error("the page does not show the rollout before the fleet")
+	}
+	for _, c := range s.Contexts {
+		if has := strings.Contains(html, `data-record="`+c.Name+`"`); has != (c.Record != nil) {
+			t.Errorf("%s: a record row %v, a record %v", c.Name, has, c.Record != nil)
+		}
+	}
+	if !strings.Contains(html, `<span class="small">https://10.9.9.9:6443</span>`) {
+		t.Error("the page does not name the server the refused context reaches")
+	}
+	if err := WriteJSON(&doc, s); err != nil {
+		t.Fatal(err)
+	}
+	var back v1alpha1.FleetStatus
+	if err := json.Unmarshal(doc.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, s) {
+		t.Errorf("round trip:\n%+v\n%+v", back, *s)
+	}
+	for _, want := range []string{`"appliedAt": "2026-08-03T10:15:00Z"`, `"expires": "2026-08-03T11:15:30Z"`, `"rollback": "shard-router apply --rollback --out out"`} {
+		if !strings.Contains(doc.String(), want) {
+			t.Errorf("the JSON lacks %s", want)
+		}
+	}
+	if strings.Contains(doc.String(), `"appliedAt": "0001`) {
+		t.Error("an unknown time is written as the zero time")
 	}
 }

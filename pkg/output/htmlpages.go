@@ -13,6 +13,9 @@ func (v statusView) write(p *page) {
 	p.head("shard-router status")
 	p.m("\n<h1>shard-router status</h1>\n<p class=\"doc\">Every context's objects as its cluster holds them, against the context's package and its live inventory.</p>\n<p class=\"headline\">").
 		t(v.Headline).m("</p>\n")
+	if r := v.Doc.Rollout; r != nil {
+		writeRollout(p, r)
+	}
 	if len(v.Failed) > 0 {
 		p.m(`<div class="alert"><strong>✕ Unreachable or failed (`).n(len(v.Failed)).m("):</strong>\n<ul>")
 		for _, r := range v.Failed {
@@ -45,7 +48,11 @@ func (v statusView) write(p *page) {
 	}
 	p.m(`<p class="small">objects, current and not current count the package's objects; extra are in the live inventory only (the next apply prunes them); not applied are in the package only.`).
 		when(v.HasEngine, " engine sync is the GitOps engine's own status of the context's sync: its object's Ready condition, reason and the revision it last applied.").
-		m("</p>\n\n<h2>Needs attention</h2>\n").
+		m("</p>\n")
+	if hasRecords(v.Doc) {
+		v.writeRecords(p)
+	}
+	p.m("\n<h2>Needs attention</h2>\n").
 		when(len(v.Attention) == 0, `<p class="ok">✓ No object needs attention.</p>`).m("\n")
 	for _, g := range v.Attention {
 		writeAttention(p, g)
@@ -90,6 +97,57 @@ func (v statusView) writeRow(p *page, r statusRow) {
 		p.m("</td>")
 	}
 	p.m("</tr>\n")
+}
+
+// writeRollout is OUT_DIR's unfinished rollout, first: its waves, the
+// contexts it changed, and how to resume it or roll it back.
+func writeRollout(p *page, r *v1alpha1.RolloutSummary) {
+	p.m(`<div class="caution" id="rollout"><strong>! `).t(rolloutHeadline(r, plain)).m("</strong>\n<ul>")
+	for _, c := range r.Contexts {
+		p.m(`<li data-rollout-context="`).t(c.Name).m(`"><code>`).t(c.Name).m("</code> (wave <code>").t(c.Wave).m("</code>): a rollback gives it ").t(rollbackTo(c)).m("</li>")
+	}
+	p.m("</ul>\nTo resume it: <code>").t(r.Resume).m("</code><br>To roll it back: <code>").t(r.Rollback).m("</code></div>\n")
+}
+
+// writeRecords is each context's last apply, cluster and lock, for the
+// contexts whose cluster says something.
+func (v statusView) writeRecords(p *page) {
+	p.m("\n<h2>Last apply</h2>\n<p class=\"doc\">What each cluster records of the last shard-router apply that wrote the context (its Lease beside the inventory), the cluster's identity (the UID of its kube-system Namespace), and the lock a running apply holds.</p>\n" +
+		`<table class="stack" id="records">
+<colgroup><col style="width:14%"><col style="width:7%"><col style="width:20%"><col style="width:14%"><col style="width:12%"><col style="width:15%"><col></colgroup>
+<thead><tr><th>context</th><th class="n">serial</th><th>applied by</th><th>applied at</th><th>outcome</th><th>cluster UID</th><th>lock</th></tr></thead>
+<tbody>
+`)
+	for _, row := range v.Rows {
+		r := row.Record
+		if r == nil {
+			continue
+		}
+		p.m(`<tr data-record="`).t(row.Name).m(`"><td><code>`).t(row.Name).m(`</code></td><td class="n" data-label="serial">`).t(recordSerial(r)).
+			m(`</td><td data-label="applied by">`).t(orDash(r.AppliedBy)).m(`</td><td data-label="applied at">`).t(recordTime(r.AppliedAt)).
+			m(`</td><td data-label="outcome">`)
+		switch r.Outcome {
+		case "", "applied":
+			p.t(orDash(r.Outcome))
+		default:
+			p.m(`<span class="warn">! `).t(recordOutcome(r)).m("</span>")
+		}
+		p.m(`</td><td data-label="cluster UID"><code>`).t(orDash(r.ClusterUID)).m("</code>")
+		if r.Server != "" {
+			p.m(`<br><span class="small">`).t(r.Server).m("</span>")
+		}
+		p.m(`</td><td data-label="lock">`)
+		if r.Lock != nil {
+			p.m(`<span class="warn">! `).t(lockText(r.Lock)).m("</span>")
+		} else {
+			p.m("-")
+		}
+		if r.Error != "" {
+			p.m(`<br><span class="bad">✕ record not read in full: `).t(r.Error).m("</span>")
+		}
+		p.m("</td></tr>\n")
+	}
+	p.m("</tbody>\n</table>\n")
 }
 
 // unlessEngineKeeps writes a count that is unknown when a GitOps engine

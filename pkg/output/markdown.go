@@ -56,6 +56,8 @@ type mdWriter struct {
 	// left counts what was left out, by what it is, in order.
 	left  map[string]int
 	order []string
+	// full says how to see everything, in the note; default: the plan's.
+	full string
 }
 
 // add writes s if it fits.
@@ -114,8 +116,12 @@ func (m *mdWriter) note() string {
 	for i, what := range m.order {
 		parts[i] = fmt.Sprintf("%d %s", m.left[what], what)
 	}
-	return fmt.Sprintf("> :scissors: **Abridged** to fit a pull-request comment (%d characters): left out %s. The full plan: `shard-router plan PKG --previous OUT -o json --diff` (every object and diff; save it as a file or CI artifact).\n\n",
-		MarkdownLimit, strings.Join(parts, ", "))
+	full := m.full
+	if full == "" {
+		full = "The full plan: `shard-router plan PKG --previous OUT -o json --diff` (every object and diff; save it as a file or CI artifact)."
+	}
+	return fmt.Sprintf("> :scissors: **Abridged** to fit a pull-request comment (%d characters): left out %s. %s\n\n",
+		MarkdownLimit, strings.Join(parts, ", "), full)
 }
 
 // refusal lists the errors first: nothing may be applied until they are

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // FleetStatusKind is the kind of `shard-router status -o json`.
@@ -15,7 +16,35 @@ const FleetStatusKind = "FleetStatus"
 // order by default), objects sorted by ref.
 type FleetStatus struct {
 	TypeMeta `json:",inline"`
+	// Rollout is OUT_DIR's unfinished rollout (a halted or interrupted
+	// apply with spec.rollout); nil when none is recorded.
+	Rollout  *RolloutSummary `json:"rollout,omitempty"`
 	Contexts []ContextStatus `json:"contexts"`
+}
+
+// RolloutSummary is OUT_DIR's record of an unfinished rollout: what it
+// changed, and how to finish or undo it.
+type RolloutSummary struct {
+	// Waves are the rollout's waves, in order; Baked those that finished
+	// their bake since they last changed a context.
+	Waves []string `json:"waves"`
+	Baked []string `json:"baked"`
+	// Contexts are the contexts the rollout changed (or began to), in the
+	// order it got to them.
+	Contexts []RolloutContext `json:"contexts"`
+	// Resume and Rollback are the commands that finish the rollout and
+	// that roll back every context it changed.
+	Resume   string `json:"resume"`
+	Rollback string `json:"rollback"`
+}
+
+// RolloutContext is one context an unfinished rollout changed.
+type RolloutContext struct {
+	Name string `json:"name"`
+	Wave string `json:"wave"`
+	// Previous is false when the context had no package before the
+	// rollout: a rollback has nothing to give it back.
+	Previous bool `json:"previous"`
 }
 
 // ContextStatus is one context (cluster).
@@ -32,8 +61,50 @@ type ContextStatus struct {
 	// Engine is the GitOps engine's own status of the context's sync, for a
 	// split for an engine (split --engine flux); then Inventory is the
 	// engine's (the Flux Kustomization's inventory).
-	Engine  *EngineStatus  `json:"engine,omitempty"`
+	Engine *EngineStatus `json:"engine,omitempty"`
+	// Record is what the cluster says about the last shard-router apply
+	// that wrote the context (its Lease beside the inventory), with the
+	// cluster's identity; nil when the cluster has no such Lease and its
+	// identity was not read.
+	Record  *ContextRecord `json:"record,omitempty"`
 	Objects []ObjectStatus `json:"objects"`
+}
+
+// ContextRecord is a cluster's record of the last shard-router apply that
+// wrote a context, and which cluster the kube context reaches.
+type ContextRecord struct {
+	// Serial is incremented by every apply that writes the context; 0
+	// when none recorded one (the cluster has no Lease).
+	Serial int64 `json:"serial"`
+	// Digest is the digest of the package that apply applied.
+	Digest string `json:"digest,omitempty"`
+	// AppliedBy and AppliedAt say who took the serial, and when.
+	AppliedBy string    `json:"appliedBy,omitempty"`
+	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// Outcome is applying (the run has not finished, or was killed),
+	// applied, failed or "rolled back".
+	Outcome string `json:"outcome,omitempty"`
+	// OwnerName describes the OUT_DIR whose package owns the inventory.
+	OwnerName string `json:"ownerName,omitempty"`
+	// ClusterUID is the cluster's identity, the UID of its kube-system
+	// Namespace, as read now; Server is the server URL of the kube
+	// context.
+	ClusterUID string `json:"clusterUID,omitempty"`
+	Server     string `json:"server,omitempty"`
+	// Lock is the lock a run holds on the context; nil when none does
+	// (or its holder stopped renewing it and it expired).
+	Lock *LockState `json:"lock,omitempty"`
+	// Error is why the Lease or the identity could not be read; the
+	// objects' status does not depend on them.
+	Error string `json:"error,omitempty"`
+}
+
+// LockState is a held lock: who holds it, since when, and when it
+// expires unless its holder renews it.
+type LockState struct {
+	Holder  string    `json:"holder"`
+	Since   time.Time `json:"since,omitzero"`
+	Expires time.Time `json:"expires"`
 }
 
 // EngineStatus is a GitOps engine's status of one context's sync.

@@ -32,6 +32,10 @@ type fleet struct {
 	// split for Argo CD or Config Sync, whose inventory status does not
 	// read (engine.go); nil otherwise.
 	untracked map[string]untracked
+	// record is OUT_DIR's record of the clusters apply wrote (empty when
+	// no apply of this release did); rollout its unfinished rollout.
+	record  *outdir.FleetRecord
+	rollout *v1alpha1.RolloutSummary
 }
 
 // openFleet reads OUT_DIR's contexts, checks that each of names (default:
@@ -67,7 +71,19 @@ func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
 			return nil, err
 		}
 	}
-	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux, untracked: untr}, nil
+	// OUT_DIR's records are read without the scan of its packages that
+	// outdir.OpenOutDir makes: they are files at its root.
+	d := &outdir.OutDir{Path: outDir, Given: outDir}
+	record, err := outdir.OpenFleet(d)
+	if err != nil {
+		return nil, err
+	}
+	rollout, err := outdir.OpenRollout(d)
+	if err != nil {
+		return nil, err
+	}
+	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux, untracked: untr,
+		record: record, rollout: rolloutSummary(rollout, outDir)}, nil
 }
 
 // conn is one context: its client factory (built as kpt builds its own),
@@ -77,6 +93,9 @@ type conn struct {
 	factory   cmdutil.Factory
 	dynamic   dynamic.Interface
 	mapper    meta.RESTMapper
+	// clients and server read the context's identity and Lease.
+	clients kubernetes.Interface
+	server  string
 }
 
 // connect builds the context's clients and asks the cluster its version:
@@ -105,7 +124,8 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: cluster.MemoMapper(mapper)}, nil
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: cluster.MemoMapper(mapper),
+		clients: cs, server: cfg.Host}, nil
 }
 
 // readInventory reads the objects the context's live ResourceGroup lists;

@@ -17,6 +17,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/gitops"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/live/lease"
 )
 
 // Defaults of Options.
@@ -78,7 +79,7 @@ func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 		return nil, err
 	}
 	names := fl.names
-	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
+	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Rollout: fl.rollout,
 		Contexts: make([]v1alpha1.ContextStatus, len(names))}
 	var g errgroup.Group
 	g.SetLimit(opts.Parallel)
@@ -110,9 +111,10 @@ func checkWithin(ctx context.Context, fl *fleet, name string, opts Options) v1al
 	}
 }
 
-// checkContext reads one context: it probes the cluster, then reads the
-// package, the live inventory, every object of either, their health and
-// their drift.
+// checkContext reads one context: it probes the cluster and asks who it
+// is (refusing another cluster than OUT_DIR recorded), then reads the
+// package, the context's Lease, the live inventory, every object of
+// either, their health and their drift.
 func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1alpha1.ContextStatus {
 	st := v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
 		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
@@ -122,6 +124,15 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		return st
 	}
 	st.Reachable = true
+	id, idErr := readIdentity(ctx, c.clients, c.server)
+	if err := checkIdentity(name, fl.record.Context(name), id, idErr); err != nil {
+		st.Record = contextRecord(nil, nil, id, nil, time.Now())
+		st.Error = contextError(ctx, err, opts.Timeout)
+		return st
+	}
+	// The identity alone, until the Lease is read below (a split for a
+	// GitOps engine has none: apply does not write it).
+	st.Record = contextRecord(nil, nil, id, idErr, time.Now())
 	var pkg *cluster.Package
 	if fl.flux != nil || fl.untracked != nil {
 		pkg, err = cluster.ReadObjects(c.factory, c.name, c.dir)
@@ -158,6 +169,8 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		}
 	} else {
 		st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
+		lst, leaseErr := lease.Read(ctx, c.clients.CoordinationV1(), pkg.Inventory.Namespace(), pkg.Inventory.Name())
+		st.Record = contextRecord(lst, leaseErr, id, idErr, time.Now())
 		inv, found, err = c.readInventory(pkg)
 	}
 	if err != nil {

@@ -1,0 +1,107 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/live/lease"
+	"github.com/shard-router/shard-router/pkg/outdir"
+)
+
+// Each context's record costs two GETs, on the clients connect built: the
+// kube-system Namespace (the cluster's identity, as cluster.ReadIdentity
+// reads it) and the Lease shard-router apply keeps beside the inventory.
+// The identity is read before any object: a kube context that now reaches
+// another cluster than OUT_DIR recorded is refused, its objects never
+// compared with OUT_DIR's.
+
+// readIdentity asks the context's cluster who it is (one GET).
+func readIdentity(ctx context.Context, cs kubernetes.Interface, server string) (cluster.Identity, error) {
+	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	if err != nil {
+		return cluster.Identity{Server: server}, fmt.Errorf("reading the cluster's identity (Namespace %s) at %s: %w", metav1.NamespaceSystem, server, err)
+	}
+	return cluster.Identity{UID: string(ns.UID), Server: server}, nil
+}
+
+// checkIdentity refuses a context whose kube context reaches another
+// cluster than OUT_DIR's fleet record says, or whose cluster cannot say
+// who it is while OUT_DIR recorded who it was. Without a recorded
+// identity (no apply of this release wrote the context) anything goes.
+func checkIdentity(name string, rec *outdir.FleetContext, id cluster.Identity, idErr error) error {
+	if rec == nil || rec.ClusterUID == "" {
+		return nil
+	}
+	if idErr != nil {
+		return fmt.Errorf("context %q: cannot tell which cluster it reaches (OUT_DIR recorded cluster UID %s, server %s), so its objects were not read: %w",
+			name, rec.ClusterUID, rec.Server, idErr)
+	}
+	if id.UID == rec.ClusterUID {
+		return nil
+	}
+	return fmt.Errorf("context %q reaches another cluster: OUT_DIR recorded cluster UID %s (server %s), the kube context now reaches cluster UID %s at %s; its objects were not read, never compared with another cluster's: check the kubeconfig; if the cluster was rebuilt or replaced on purpose, apply with --cluster-replaced %s",
+		name, rec.ClusterUID, rec.Server, id.UID, id.Server, name)
+}
+
+// contextRecord is what status shows of a context's Lease and identity:
+// nil when the cluster has no Lease, its identity was not read, and
+// nothing failed. leaseErr and idErr are the reads' errors (either nil);
+// st is nil when the Lease was not read.
+func contextRecord(st *lease.State, leaseErr error, id cluster.Identity, idErr error, now time.Time) *v1alpha1.ContextRecord {
+	found := st != nil && st.Found
+	if !found && id.UID == "" && leaseErr == nil && idErr == nil {
+		return nil
+	}
+	r := &v1alpha1.ContextRecord{ClusterUID: id.UID, Server: id.Server}
+	if found {
+		rec := st.Record
+		r.Serial, r.Digest, r.AppliedBy, r.Outcome, r.OwnerName = rec.Serial, rec.Digest, rec.AppliedBy, rec.Outcome, rec.OwnerName
+		r.AppliedAt = utcSeconds(rec.AppliedAt)
+		if r.ClusterUID == "" {
+			// Not read now: the identity the last apply recorded.
+			r.ClusterUID = rec.ClusterUID
+		}
+		if st.Held(now) {
+			r.Lock = &v1alpha1.LockState{Holder: st.Holder, Since: utcSeconds(st.Since), Expires: utcSeconds(st.Expires())}
+		}
+	}
+	switch {
+	case idErr != nil && leaseErr != nil:
+		r.Error = idErr.Error() + "; " + leaseErr.Error()
+	case idErr != nil:
+		r.Error = idErr.Error()
+	case leaseErr != nil:
+		r.Error = leaseErr.Error()
+	}
+	return r
+}
+
+// utcSeconds is t in UTC, to the second, as the record shows times.
+func utcSeconds(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Second)
+}
+
+// rolloutSummary is OUT_DIR's unfinished rollout for the document; nil
+// when none is recorded.
+func rolloutSummary(r *outdir.RolloutRecord, outDir string) *v1alpha1.RolloutSummary {
+	if r == nil || !r.Exists() {
+		return nil
+	}
+	s := &v1alpha1.RolloutSummary{Waves: append([]string{}, r.Waves...), Baked: append([]string{}, r.Baked...),
+		Contexts: []v1alpha1.RolloutContext{},
+		Resume:   fmt.Sprintf("shard-router apply PKG --out %s", outDir),
+		Rollback: fmt.Sprintf("shard-router apply --rollback --out %s", outDir)}
+	for _, c := range r.Contexts {
+		s.Contexts = append(s.Contexts, v1alpha1.RolloutContext{Name: c.Name, Wave: c.Wave, Previous: c.Previous})
+	}
+	return s
+}
