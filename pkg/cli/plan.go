@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,12 @@ type planFlags struct {
 	detailedExitCode bool
 	// allowMassPrune turns the mass-deletion guard into a warning.
 	allowMassPrune bool
+	// live adds the refusals apply would give against the clusters of
+	// kubeconfig; adoptCluster and clusterReplaced are apply's flags.
+	live            bool
+	kubeconfig      string
+	adoptCluster    bool
+	clusterReplaced []string
 	// engine and handoffStatus are split's: a move handed off keeps the
 	// old copies, which plan then does not count as pruned.
 	engine, handoffStatus string
@@ -116,7 +123,7 @@ func newPlanCommand(s Streams) *cobra.Command {
 			if len(args) == 1 {
 				src = args[0]
 			}
-			return runPlan(s, f, src)
+			return runPlan(cmd.Context(), s, f, src)
 		},
 	}
 	cmd.Flags().StringVar(&f.previous, "previous", "", "the previous split's output directory OUT_DIR (what was last applied); required, and must exist (empty for a first apply)")
@@ -127,13 +134,23 @@ func newPlanCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when there are changes and no errors (0: no changes, 1: errors)")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")
 	cmd.Flags().StringVar(&f.engine, "engine", string(gitops.Kpt), "as split's --engine: with flux, argocd or configsync the contexts hold no Kptfile nor ResourceGroup, and a move hands off (the old copies stay until --handoff-status shows the new ones Current)")
+	cmd.Flags().BoolVar(&f.live, "live", false, "read the clusters too (--kubeconfig), and list the refusals apply would give: a context that reaches another cluster, an inventory another OUT_DIR owns, a stale OUT_DIR, the guards on what each cluster's inventory holds; writes nothing")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --live: the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
+	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "with --live: as apply's")
+	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "with --live: as apply's")
 	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "as split's --handoff-status (with --engine flux|argocd|configsync)")
 	return cmd
 }
 
-func runPlan(s Streams, f *planFlags, src string) error {
+func runPlan(ctx context.Context, s Streams, f *planFlags, src string) error {
 	if err := output.Check(f.output, planFormats...); err != nil {
 		return err
+	}
+	if !f.live && (f.kubeconfig != "" || f.adoptCluster || len(f.clusterReplaced) > 0) {
+		return errors.New("--kubeconfig, --adopt-cluster-state and --cluster-replaced are for plan --live")
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	if f.previous == "" {
 		return errors.New("plan needs --previous OUT_DIR: the previous split's output (for a first apply, an empty directory: everything is then a create)")
@@ -169,6 +186,15 @@ func runPlan(s Streams, f *planFlags, src string) error {
 			return err
 		}
 		results = layout.Results
+		if f.live && results.ExitCode() == 0 {
+			if engine.Pulls() {
+				return errors.New("--live reads kpt's inventories: a split for a GitOps engine has none (its engine applies it)")
+			}
+			meter.Phase("reading %d clusters", len(cfg.Config.Names))
+			if err := checkLive(ctx, f, in, cfg, opts, doc); err != nil {
+				return err
+			}
+		}
 	}
 	for _, r := range results {
 		switch r.Severity {
