@@ -2,9 +2,9 @@
 # tests: nothing here asserts a time; `make bench` prints numbers.
 #   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
 
-.PHONY: bench bench-go bench-process bench-apply bench-rollout
+.PHONY: bench bench-go bench-process bench-apply bench-rollout bench-locks
 
-bench: bench-go bench-process bench-apply bench-rollout ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once
+bench: bench-go bench-process bench-apply bench-rollout bench-locks ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
@@ -31,3 +31,13 @@ bench-apply: tools-kpt tools-cluster ## shard-router apply vs kpt live apply per
 
 bench-rollout: tools-kpt tools-cluster ## a change rolled out in two waves minus its bake, vs all at once, beside kpt live apply in the same order: 600 objects, 3 real clusters (issue 28)
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutVsAllAtOnce' -benchtime 1x -timeout 30m ./test/e2e/
+
+# LOCKS_BASE is the last commit before issue 35's locks and stale checks.
+LOCKS_BASE ?= c9fc3cc
+
+bench-locks: tools-kpt tools-cluster ## an apply that changes every context, with the fleet's locks and stale checks vs LOCKS_BASE without them: 2 real clusters (issue 35)
+	rm -rf $(BIN)/locks-base-src && mkdir -p $(BIN)/locks-base-src
+	git archive $(LOCKS_BASE) | tar -x -C $(BIN)/locks-base-src
+	cd $(BIN)/locks-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-locks-base ./cmd/shard-router
+	rm -rf $(BIN)/locks-base-src
+	BASE_BIN=$(BIN)/shard-router-locks-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyLocks' -benchtime 1x -timeout 30m ./test/e2e/

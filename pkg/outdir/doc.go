@@ -16,6 +16,9 @@
 //	                                   without it a non-empty OUT_DIR is refused
 //	  .shard-router.lock               LockFile: flock(2) of the writer (split -o, apply),
 //	                                   holding its pid; removed by Unlock, left by a kill
+//	  .shard-router-fleet.json         FleetFile: apply's record of the clusters it wrote (the
+//	                                   owner id of the inventories; per context the serial,
+//	                                   digest and cluster identity of its last write)
 //	  <context>/                       one kpt package per context, what it last received:
 //	    .shard-router-split            context marker: "context <name>", then "file <path>"
 //	                                   per file split wrote (the only files it replaces)
