@@ -151,6 +151,11 @@ func (a *applyE2E) killedApply(t *testing.T, rng *rand.Rand, m killMoment, span 
 	killed := cmd.ProcessState == nil && cmd.Process.Signal(syscall.SIGKILL) == nil
 	<-exited
 	err = cmd.Wait()
+	if killed {
+		// Its locks stay held for their lease duration; it is gone, so
+		// break them (fleet_lock_test.go proves both ways).
+		forceUnlock(t, a.e.bin, a.out, a.e.kubeconfig, a.e.names...)
+	}
 	took := time.Since(start).Round(time.Millisecond)
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && !(killed && st.Signaled()) && err != nil {
 		// It ended before its kill: it is a rerun, which must converge

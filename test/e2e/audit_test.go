@@ -50,6 +50,7 @@ type auditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	ObjectRef struct {
+		APIGroup  string `json:"apiGroup"`
 		Resource  string `json:"resource"`
 		Namespace string `json:"namespace"`
 		Name      string `json:"name"`
@@ -105,4 +106,33 @@ func (a *clusterAPIServer) writesSince(t testing.TB, mark int64) []auditEvent {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// shardRouterLease reports a write to one of the Leases apply locks its
+// contexts with (coordination.k8s.io/v1, named shard-router.<inventory>),
+// as opposed to a write to an object of the user's.
+func (e auditEvent) shardRouterLease() bool {
+	return e.ObjectRef.APIGroup == "coordination.k8s.io" && e.ObjectRef.Resource == "leases" &&
+		strings.HasPrefix(e.ObjectRef.Name, "shard-router.")
+}
+
+// splitLeaseWrites splits writes into those to shard-router's Leases and
+// the others: the writes to the user's objects.
+func splitLeaseWrites(evs []auditEvent) (objects, leases []auditEvent) {
+	for _, e := range evs {
+		if e.shardRouterLease() {
+			leases = append(leases, e)
+		} else {
+			objects = append(objects, e)
+		}
+	}
+	return objects, leases
+}
+
+// objectWritesSince are writesSince without the writes to shard-router's
+// Leases: the writes to the user's objects.
+func (a *clusterAPIServer) objectWritesSince(t testing.TB, mark int64) []auditEvent {
+	t.Helper()
+	objects, _ := splitLeaseWrites(a.writesSince(t, mark))
+	return objects
 }

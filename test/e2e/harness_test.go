@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -320,4 +321,23 @@ type clusterState struct {
 	Main   *clusterEtcd
 	Events *clusterEtcd // nil when the cluster has no events datastore
 	API    *clusterAPIServer
+}
+
+// clusterStartFleet starts one cluster per name, each with its own etcd,
+// a kube-apiserver (writing its audit log, audit_test.go) and a
+// kube-controller-manager, and waits until they are ready; the kubeconfig
+// (clusterWriteKubeconfig) is the caller's.
+func clusterStartFleet(t testing.TB, dir string, creds *clusterCreds, names ...string) map[string]*clusterAPIServer {
+	t.Helper()
+	api := map[string]*clusterAPIServer{}
+	for _, name := range names {
+		etcd := clusterStartEtcd(t, dir, "etcd-"+strings.ToLower(name))
+		etcd.waitReady(t)
+		api[name] = clusterStartAPIServer(t, dir, name, creds, etcd, "")
+	}
+	for _, name := range names {
+		api[name].waitReady(t)
+		clusterStartControllerManager(t, api[name], creds)
+	}
+	return api
 }

@@ -25,26 +25,18 @@ import (
 // kube-apiserver writes an audit log of every write request, so that "no
 // write request" is read from the clusters themselves. The scenarios run in order on the same clusters.
 func TestRollout(t *testing.T) {
-	e := &rolloutE2E{bin: shardRouter(t), kpt: toolPath(t, "kpt"), names: []string{"R1", "R2", "R3"},
-		api: map[string]*clusterAPIServer{}}
+	e := &rolloutE2E{bin: shardRouter(t), kpt: toolPath(t, "kpt"), names: []string{"R1", "R2", "R3"}}
 	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
 		toolPath(t, tool)
 	}
 	e.dir = t.TempDir()
 	creds := clusterNewCreds(t, e.dir)
+	// The harness's kube-apiserver writes an audit log of every write
+	// request (audit_test.go).
+	e.api = clusterStartFleet(t, e.dir, creds, e.names...)
 	var servers []*clusterAPIServer
 	for _, name := range e.names {
-		etcd := clusterStartEtcd(t, e.dir, "etcd-"+strings.ToLower(name))
-		etcd.waitReady(t)
-		// The harness's kube-apiserver writes an audit log of every write
-		// request (audit_test.go).
-		api := clusterStartAPIServer(t, e.dir, name, creds, etcd, "")
-		e.api[name] = api
-		servers = append(servers, api)
-	}
-	for _, name := range e.names {
-		e.api[name].waitReady(t)
-		clusterStartControllerManager(t, e.api[name], creds)
+		servers = append(servers, e.api[name])
 	}
 	e.kubeconfig = filepath.Join(e.dir, "kubeconfig")
 	clusterWriteKubeconfig(t, e.kubeconfig, creds.Token, servers...)
@@ -200,9 +192,10 @@ func requireWaves(t testing.TB, r applyRun, want ...v1alpha1.WaveStatus) {
 	}
 }
 
-// writes are the write requests shard-router (not the controller manager,
-// not this test's own requests, not a dry run) sent to the cluster since.
-func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []auditEvent {
+// requests are the write requests shard-router (not the controller
+// manager, not this test's own requests, not a dry run) sent to the
+// cluster since, its locks' Leases included.
+func (e *rolloutE2E) requests(t testing.TB, name string, since time.Time) []auditEvent {
 	t.Helper()
 	var out []auditEvent
 	for _, ev := range e.api[name].writesSince(t, 0) {
@@ -212,6 +205,15 @@ func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []auditE
 		out = append(out, ev)
 	}
 	return out
+}
+
+// writes are the requests that wrote the package's objects (and its
+// inventory): all but those to the Leases of apply's locks, which a run
+// takes for every context it will write before its first write.
+func (e *rolloutE2E) writes(t testing.TB, name string, since time.Time) []auditEvent {
+	t.Helper()
+	objects, _ := splitLeaseWrites(e.requests(t, name, since))
+	return objects
 }
 
 // namespaceWrite is the last write of verb to the Namespace name among
@@ -238,10 +240,16 @@ func describeWrites(evs []auditEvent) string {
 	return b.String()
 }
 
-// versions are the resourceVersions of the package's objects in a cluster.
+// versions are the resourceVersions of the package's objects in a
+// cluster, and the record and holder of apply's Leases there (not their
+// resourceVersions: a run that locks a context and writes nothing there
+// gives its Lease back as it was, with a write).
 func (e *rolloutE2E) versions(t testing.TB, name string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
+	for lease, st := range shardRouterLeases(t, e.api[name]) {
+		out["Lease "+lease] = st.String()
+	}
 	for _, ns := range rolloutNamespaces {
 		for _, p := range []string{"/api/v1/namespaces/" + ns, "/api/v1/namespaces/" + ns + "/configmaps/settings", "/apis/apps/v1/namespaces/" + ns + "/deployments/web"} {
 			if obj := e.api[name].Get(t, p); obj != nil {
@@ -356,14 +364,19 @@ func (e *rolloutE2E) canaryFirst(t *testing.T) {
 	e.requireValues(t, map[string]string{"R1": "v1", "R2": "v1", "R3": "v1"})
 }
 
-// untouched asserts that the clusters got no write request since start
-// and that no resourceVersion changed.
+// untouched asserts that the clusters got no write request to an object
+// since start, and that no resourceVersion changed. The only writes there
+// may be to the Lease of the run's lock (taken before the first write of
+// the run, for every context it would write), which a context that got no
+// write gets back as it was (versions holds its record).
 func (e *rolloutE2E) untouched(t testing.TB, since time.Time, before map[string]map[string]string, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if w := e.writes(t, name, since); len(w) > 0 {
-			t.Errorf("%s got %d write request(s):\n%s", name, len(w), describeWrites(w))
+		objects, leases := splitLeaseWrites(e.requests(t, name, since))
+		if len(objects) > 0 {
+			t.Errorf("%s got %d write request(s) to objects other than shard-router's Leases:\n%s", name, len(objects), describeWrites(objects))
 		}
+		t.Logf("%s: %d write request(s) to shard-router's Leases only", name, len(leases))
 		if now := e.versions(t, name); !maps.Equal(now, before[name]) {
 			t.Errorf("%s: resourceVersions changed: %v -> %v", name, before[name], now)
 		}
@@ -380,7 +393,8 @@ func (e *rolloutE2E) allVersions(t testing.TB) map[string]map[string]string {
 
 // neverReadyHalts: a change the canary can never make ready (replicas 1,
 // no node): the canary fails within --reconcile-timeout, wave canary
-// halts, R2 and R3 get no write request and keep every resourceVersion.
+// halts, R2 and R3 get no write request to an object (only their locks'
+// Leases, given back as they were) and keep every resourceVersion.
 // The fixed change then rolls through every wave.
 func (e *rolloutE2E) neverReadyHalts(t *testing.T) {
 	e.write(t, rolloutVersion{value: "v2", replicas: 1})
@@ -447,7 +461,7 @@ func waitFor(t testing.TB, cmd *exec.Cmd, progress, line string) {
 
 // healthLost: during the canary's bake its Deployment is scaled to 1 (no
 // node runs the pod): it leaves Current, the canary fails, the rollout
-// halts, R2 and R3 get no write.
+// halts, R2 and R3 get no write to an object.
 func (e *rolloutE2E) healthLost(t *testing.T) {
 	e.write(t, rolloutVersion{value: "v3"})
 	before := e.allVersions(t)
@@ -519,8 +533,8 @@ func (e *rolloutE2E) untilWave(t *testing.T) {
 	e.requireValues(t, map[string]string{"R1": "v4", "R2": "v4", "R3": "v4"})
 	// The canary already holds the new package and its cluster matches
 	// it: no write request at all.
-	if w := e.writes(t, "R1", resumed); len(w) > 0 {
-		t.Errorf("the resume sent the canary %d write request(s):\n%s", len(w), describeWrites(w))
+	if w := e.requests(t, "R1", resumed); len(w) > 0 {
+		t.Errorf("the resume sent the canary %d write request(s) (no Lease either: it needs no lock):\n%s", len(w), describeWrites(w))
 	}
 }
 
@@ -614,6 +628,9 @@ func (e *rolloutE2E) killedThenRerun(t *testing.T) {
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
 		stdout.Close()
+		// The killed run's locks stay held for their lease duration: it is
+		// gone, so break them (fleet_lock_test.go proves both ways).
+		forceUnlock(t, e.bin, e.out, e.kubeconfig, e.names...)
 		r := e.apply(t)
 		t.Logf("round %d: killed after %s; the rerun: exit %d", round, delay.Round(time.Millisecond), r.ExitCode)
 		if r.ExitCode != 0 {
@@ -674,6 +691,7 @@ func (e *rolloutE2E) rollbackAfterKill(t *testing.T) {
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
 	stdout.Close()
+	forceUnlock(t, e.bin, e.out, e.kubeconfig, e.names...)
 	if v := e.value(t, "R1", "roll-r1"); v != "v6" {
 		t.Fatalf("the canary holds %q before the rollback, want v6", v)
 	}

@@ -258,8 +258,17 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	var writers []*target
 	r.fleet.mu.Lock()
 	for _, t := range targets {
-		if t.failed || t.hold != "" || (t.upToDate && !r.rollingBack) || r.fleet.locks[t.name] != nil {
+		if t.failed || t.hold != "" || r.fleet.locks[t.name] != nil {
 			continue
+		}
+		if t.upToDate && !r.rollingBack {
+			// Nothing to write; but where neither the cluster nor OUT_DIR
+			// has a record yet (the first apply with this release), the
+			// record is written, once, without changing an object.
+			if t.lease.Record.Serial != 0 || r.recorded(t) != nil {
+				continue
+			}
+			t.recordOnly = true
 		}
 		writers = append(writers, t)
 	}
@@ -277,7 +286,12 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 			}
 			return false
 		}
-		r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), l.Record().Serial)
+		if t.recordOnly {
+			r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
+				t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), l.Record().Serial)
+		} else {
+			r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), l.Record().Serial)
+		}
 		taken = append(taken, t)
 	}
 	r.held = append(r.held, taken...)
@@ -332,7 +346,6 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 	r.fleet.locks[t.name] = l
 	r.fleet.previous[t.name] = r.fleet.record.Context(t.name)
 	r.fleet.mu.Unlock()
-	t.locked = true
 	return l, nil
 }
 
@@ -361,7 +374,7 @@ func (r *run) unlock(t *target, wrote bool) {
 	defer cancel()
 	rec := l.Record()
 	var err error
-	if wrote {
+	if wrote || t.recordOnly {
 		rec.Outcome = lease.OutcomeApplied
 		if t.failed || !t.done {
 			rec.Outcome = lease.OutcomeFailed

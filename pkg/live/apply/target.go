@@ -59,11 +59,12 @@ type target struct {
 	identity cluster.Identity
 	lease    *lease.State
 	// adopted: --adopt-cluster-state took its inventory as the previous
-	// state; upToDate: it needs no write (inSync); locked: this run
-	// holds its lock.
+	// state; upToDate: it needs no write (inSync).
 	adopted  bool
 	upToDate bool
-	locked   bool
+	// recordOnly: locked only to write the first record of an in-sync
+	// context (lockAll).
+	recordOnly bool
 	// wave is the rollout wave it belongs to.
 	wave   *wave
 	report v1alpha1.ContextApply
