@@ -97,7 +97,10 @@ func (r *run) checkFleet() bool {
 			refused = true
 			continue
 		}
-		if t.lease.Held(time.Now()) && (r.opts.LockTimeout == 0 || r.opts.AdoptClusterState) {
+		// A lock of this run's own is the one a rollback after a halt
+		// reads: the run that holds it.
+		heldByOther := t.lease.Held(time.Now()) && t.lease.Holder != r.fleet.me.String()
+		if heldByOther && (r.opts.LockTimeout == 0 || r.opts.AdoptClusterState) {
 			// Another run is writing it: what was read may be half of it.
 			err := &lease.HeldError{Context: t.name, Namespace: t.pkg.Inventory.Namespace(), Lease: lease.Name(t.pkg.Inventory.Name()),
 				Holder: t.lease.Holder, Since: t.lease.Since, Expires: t.lease.Expires(), Adopting: r.opts.AdoptClusterState}
@@ -105,7 +108,7 @@ func (r *run) checkFleet() bool {
 			refused = true
 			continue
 		}
-		if t.lease.Held(time.Now()) {
+		if heldByOther {
 			continue // --lock-timeout: checked once its lock is taken (lock)
 		}
 		f := r.checkRecord(t, t.lease)

@@ -62,6 +62,8 @@ func leaseWith(serial int64, owner string) *lease.State {
 func TestCheckFleet(t *testing.T) {
 	held := leaseWith(4, "mine")
 	held.Holder, held.Since, held.Renewed = "bob@runner-2 pid 7 run abc", time.Now(), time.Now()
+	ownLock := leaseWith(4, "mine")
+	ownLock.Holder, ownLock.Since, ownLock.Renewed = "this run", time.Now(), time.Now()
 	cases := []struct {
 		name   string
 		entry  *outdir.FleetContext
@@ -102,12 +104,16 @@ func TestCheckFleet(t *testing.T) {
 			want: `context "A" is locked by another run: bob@runner-2 pid 7 run abc holds Lease default/shard-router.demo-a since`},
 		{name: "locked by another run, --lock-timeout: checked under the lock", entry: &outdir.FleetContext{Serial: 3}, st: held, live: 3, hasOld: true,
 			opts: Options{LockTimeout: time.Minute}},
+		{name: "locked by this run: the rollback after a halt reads it", entry: &outdir.FleetContext{Serial: 4}, st: ownLock, live: 3, hasOld: true},
 		{name: "locked by another run, adopting", entry: &outdir.FleetContext{Serial: 4}, st: held, live: 3, hasOld: true,
 			opts: Options{AdoptClusterState: true, LockTimeout: time.Minute}, want: "--adopt-cluster-state takes the cluster's state only while no run writes it"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r, tg := fleetRun(t, c.entry, c.st, c.live, c.hasOld, c.opts)
+			if c.st.Holder == "this run" {
+				c.st.Holder = r.fleet.me.String()
+			}
 			refused := r.checkFleet()
 			if refused != (c.want != "") {
 				t.Fatalf("refused = %v, want %v; errors %q", refused, c.want != "", r.report.Errors)
