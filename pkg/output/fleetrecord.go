@@ -94,7 +94,21 @@ func rollbackTo(c v1alpha1.RolloutContext) string {
 
 // rolloutHeadline is the unfinished rollout in one sentence.
 func rolloutHeadline(r *v1alpha1.RolloutSummary, quote func(string) string) string {
-	return fmt.Sprintf("Unfinished rollout: waves %s; it changed %d context(s).", rolloutWaves(r, quote), len(r.Contexts))
+	where := ""
+	switch r.State {
+	case "halted":
+		where = fmt.Sprintf(" halted in wave %s (its bake did not end: a failure, or a kill);", quote(r.StoppedAt))
+	case "paused":
+		where = fmt.Sprintf(" paused before wave %s;", quote(r.StoppedAt))
+	}
+	left := make([]string, len(r.Left))
+	for i, w := range r.Left {
+		left[i] = quote(w)
+	}
+	if len(left) > 0 {
+		where += fmt.Sprintf(" waves left: %s;", strings.Join(left, ", "))
+	}
+	return fmt.Sprintf("Unfinished rollout:%s waves %s; it changed %d context(s).", where, rolloutWaves(r, quote), len(r.Contexts))
 }
 
 // plain quotes nothing.

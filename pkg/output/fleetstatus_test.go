@@ -172,7 +172,7 @@ func recordStatus() *v1alpha1.FleetStatus {
 	}
 	current := []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectApplied)}
 	return &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
-		Rollout: &v1alpha1.RolloutSummary{Waves: []string{"canary", "eu"}, Baked: []string{"canary"},
+		Rollout: &v1alpha1.RolloutSummary{Waves: []string{"canary", "eu"}, Baked: []string{"canary"}, StoppedAt: "eu", State: "halted", Left: []string{"eu"},
 			Contexts: []v1alpha1.RolloutContext{{Name: "eu-shard-00", Wave: "canary", Previous: true}, {Name: "eu-shard-01", Wave: "eu", Previous: true},
 				{Name: "eu-shard-04", Wave: "eu"}},
 			Resume: "shard-router apply PKG --out out", Rollback: "shard-router apply --rollback --out out"},
@@ -215,7 +215,7 @@ func TestStatusRecordsGolden(t *testing.T) {
 	golden(t, "status-records.table", table.Bytes())
 	golden(t, "status-records.md", md.Bytes())
 	for name, out := range map[string]string{"table": table.String(), "markdown": md.String()} {
-		for _, want := range []string{"Unfinished rollout: waves", "shard-router apply PKG --out out", "shard-router apply --rollback --out out",
+		for _, want := range []string{"Unfinished rollout: halted in wave ", "shard-router apply PKG --out out", "shard-router apply --rollback --out out",
 			"held by bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3 since 2026-08-03T11:15:00Z, expires 2026-08-03T11:15:30Z unless renewed",
 			"applying, not finished (no run holds the lock: it was killed)", "0f6c2a8e-1111-4b1e-9a55-000000000000", "2026-08-03T10:15:00Z",
 			`record not read in full: reading Lease default/shard-router.shop-eu-shard-05: leases.coordination.k8s.io "shard-router.shop-eu-shard-05" is forbidden`, "reaches another cluster"} {

@@ -32,6 +32,13 @@ type RolloutSummary struct {
 	// Contexts are the contexts the rollout changed (or began to), in the
 	// order it got to them.
 	Contexts []RolloutContext `json:"contexts"`
+	// StoppedAt is the first wave that did not finish its bake; State says
+	// how: halted (it changed a context and its bake did not end: a
+	// failure, or a kill) or paused (it did not start: --until-wave
+	// stopped the run before it). Left are the waves from it on.
+	StoppedAt string   `json:"stoppedAt,omitempty"`
+	State     string   `json:"state,omitempty"`
+	Left      []string `json:"left"`
 	// Resume and Rollback are the commands that finish the rollout and
 	// that roll back every context it changed.
 	Resume   string `json:"resume"`

@@ -100,8 +100,21 @@ func rolloutSummary(r *outdir.RolloutRecord, outDir string) *v1alpha1.RolloutSum
 		Contexts: []v1alpha1.RolloutContext{},
 		Resume:   fmt.Sprintf("shard-router apply PKG --out %s", outDir),
 		Rollback: fmt.Sprintf("shard-router apply --rollback --out %s", outDir)}
+	started := map[string]bool{}
 	for _, c := range r.Contexts {
 		s.Contexts = append(s.Contexts, v1alpha1.RolloutContext{Name: c.Name, Wave: c.Wave, Previous: c.Previous})
+		started[c.Wave] = true
+	}
+	s.Left = []string{}
+	for i, w := range r.Waves {
+		if r.HasBaked(w) {
+			continue
+		}
+		s.StoppedAt, s.State, s.Left = w, "paused", append(s.Left, r.Waves[i:]...)
+		if started[w] {
+			s.State = "halted"
+		}
+		break
 	}
 	return s
 }

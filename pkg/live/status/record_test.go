@@ -176,6 +176,18 @@ func TestRolloutSummary(t *testing.T) {
 		!s.Contexts[0].Previous || s.Contexts[1].Previous || s.Contexts[1].Wave != "eu" {
 		t.Errorf("summary %+v", s)
 	}
+	if s.StoppedAt != "eu" || s.State != "halted" || strings.Join(s.Left, ",") != "eu" {
+		t.Errorf("stopped at %q (%s), left %q: want halted in eu, eu left", s.StoppedAt, s.State, s.Left)
+	}
+	// A run paused before a wave that it never started (--until-wave).
+	paused, err := outdir.OpenRollout(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paused.Contexts = paused.Contexts[:1]
+	if ps := rolloutSummary(paused, "out"); ps.StoppedAt != "eu" || ps.State != "paused" {
+		t.Errorf("paused before eu: stopped at %q (%s)", ps.StoppedAt, ps.State)
+	}
 	if s.Resume != "shard-router apply PKG --out out" || s.Rollback != "shard-router apply --rollback --out out" {
 		t.Errorf("resume %q, rollback %q", s.Resume, s.Rollback)
 	}
