@@ -25,16 +25,7 @@ import (
 func BenchmarkApplyVsKpt(b *testing.B) {
 	kpt, bin := toolPath(b, "kpt"), shardRouter(b)
 	dir := b.TempDir()
-	creds := clusterNewCreds(b, dir)
-	etcdA, etcdB := clusterStartEtcd(b, dir, "bench-etcd-a"), clusterStartEtcd(b, dir, "bench-etcd-b")
-	etcdA.waitReady(b)
-	etcdB.waitReady(b)
-	apiA := clusterStartAPIServer(b, dir, "A", creds, etcdA, "")
-	apiB := clusterStartAPIServer(b, dir, "B", creds, etcdB, "")
-	apiA.waitReady(b)
-	apiB.waitReady(b)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	clusterWriteKubeconfig(b, kubeconfig, creds.Token, apiA, apiB)
+	apiA, apiB, kubeconfig := benchClusters(b, dir)
 
 	const namespaces, configMaps = 10, 49 // per context: 10 x (1 + 49) = 500 objects
 	sr, kp := benchPackage(b, dir, "sr", namespaces, configMaps), benchPackage(b, dir, "kp", namespaces, configMaps)
@@ -85,6 +76,22 @@ func BenchmarkApplyVsKpt(b *testing.B) {
 	b.ReportMetric(kSame.Seconds(), "kpt-nochange-s")
 	b.ReportMetric(float64(sWrites), "sr-nochange-writes")
 	b.ReportMetric(float64(kWrites), "kpt-nochange-writes")
+}
+
+// benchClusters starts two real clusters, A and B, and writes a
+// kubeconfig with a context for each.
+func benchClusters(b *testing.B, dir string) (apiA, apiB *clusterAPIServer, kubeconfig string) {
+	creds := clusterNewCreds(b, dir)
+	etcdA, etcdB := clusterStartEtcd(b, dir, "bench-etcd-a"), clusterStartEtcd(b, dir, "bench-etcd-b")
+	etcdA.waitReady(b)
+	etcdB.waitReady(b)
+	apiA = clusterStartAPIServer(b, dir, "A", creds, etcdA, "")
+	apiB = clusterStartAPIServer(b, dir, "B", creds, etcdB, "")
+	apiA.waitReady(b)
+	apiB.waitReady(b)
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	clusterWriteKubeconfig(b, kubeconfig, creds.Token, apiA, apiB)
+	return apiA, apiB, kubeconfig
 }
 
 // benchPackage writes a package of namespaces per context (prefix-a-N to

@@ -30,16 +30,7 @@ func BenchmarkApplyLocks(b *testing.B) {
 	}
 	bin := shardRouter(b)
 	dir := b.TempDir()
-	creds := clusterNewCreds(b, dir)
-	etcdA, etcdB := clusterStartEtcd(b, dir, "locks-etcd-a"), clusterStartEtcd(b, dir, "locks-etcd-b")
-	etcdA.waitReady(b)
-	etcdB.waitReady(b)
-	apiA := clusterStartAPIServer(b, dir, "A", creds, etcdA, "")
-	apiB := clusterStartAPIServer(b, dir, "B", creds, etcdB, "")
-	apiA.waitReady(b)
-	apiB.waitReady(b)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	clusterWriteKubeconfig(b, kubeconfig, creds.Token, apiA, apiB)
+	apiA, apiB, kubeconfig := benchClusters(b, dir)
 
 	const namespaces, configMaps = 10, 49
 	type side struct {
