@@ -279,39 +279,36 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	sort.Slice(writers, func(a, b int) bool { return writers[a].name < writers[b].name })
 	owner := r.fleet.record.EnsureOwner(r.ownerName())
 	var taken []*target
+	release := func() bool {
+		for _, u := range taken {
+			r.unlock(u, false)
+		}
+		return false
+	}
 	for _, t := range writers {
 		l, err := r.lock(ctx, t, owner)
 		if err != nil {
 			r.report.Errors = append(r.report.Errors, err.Error())
 			r.log.printf(t.name, "not locked: %v", err)
-			for _, u := range taken {
-				r.unlock(u, false)
-			}
-			return false
-		}
-		if t.recordOnly {
-			r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
-				t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), l.Record().Serial)
-		} else {
-			r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), l.Record().Serial)
+			return release()
 		}
 		taken = append(taken, t)
-	}
-	r.held = append(r.held, taken...)
-	for _, t := range taken {
-		r.fleet.mu.Lock()
-		l := r.fleet.locks[t.name]
-		r.fleet.mu.Unlock()
+		// OUT_DIR records the serial at once, before the next lock is
+		// waited for: a run killed from here on leaves both sides agreeing.
 		rec := l.Record()
 		if err := r.fleet.record.Set(t.name, outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy,
 			AppliedAt: rec.AppliedAt, Outcome: rec.Outcome, ClusterUID: rec.ClusterUID, Server: t.identity.Server}); err != nil {
 			r.report.Errors = append(r.report.Errors, err.Error())
-			for _, u := range taken {
-				r.unlock(u, false)
-			}
-			return false
+			return release()
+		}
+		if t.recordOnly {
+			r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
+				t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+		} else {
+			r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
 		}
 	}
+	r.held = append(r.held, taken...)
 	return true
 }
 
