@@ -570,6 +570,19 @@ func (f *fleetLockE2E) staleOutDir(t *testing.T) {
 	clusterMentions(t, "the stale refusal", out, `context \"A\": OUT_DIR is stale`, `context \"B\": OUT_DIR is stale`, "cluster serial", lastWriter, "--adopt-cluster-state")
 	requireNoWrites(t, "a stale OUT_DIR's apply", r1.writesSince(t, marks), f.e.names...)
 
+	// plan --live gives the same refusal, offline plan none: it compares
+	// with the stale OUT_DIR alone. Neither writes.
+	offline := runCmd(t, cmdSpec{}, f.e.bin, "plan", r2.pkg, "--previous", r2.out)
+	if offline.ExitCode != 0 {
+		t.Errorf("runner 2's offline plan: exit %d, want 0 (OUT_DIR alone shows nothing wrong)\n%s", offline.ExitCode, offline)
+	}
+	live := runCmd(t, cmdSpec{}, f.e.bin, "plan", r2.pkg, "--previous", r2.out, "--live", "--kubeconfig", f.e.kubeconfig, "-o", "markdown")
+	if live.ExitCode != 1 {
+		t.Errorf("runner 2's plan --live: exit %d, want 1\n%s", live.ExitCode, live)
+	}
+	clusterMentions(t, "plan --live's refusal", live.Stdout, `context "A": OUT_DIR is stale`, `context "B": OUT_DIR is stale`, lastWriter)
+	requireNoWrites(t, "plan --live", r1.writesSince(t, marks), f.e.names...)
+
 	r = r2.apply(t, "--adopt-cluster-state")
 	if r.ExitCode != 1 {
 		t.Errorf("runner 2 with --adopt-cluster-state: exit %d, want 1\n%s", r.ExitCode, r.result)
