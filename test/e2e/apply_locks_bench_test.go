@@ -55,7 +55,7 @@ func BenchmarkApplyLocks(b *testing.B) {
 		s.writes = len(apiA.writesSince(b, markA)) + len(apiB.writesSince(b, markB))
 		return took
 	}
-	const rounds = 3
+	const rounds = 5
 	var oneWrites, allWrites [2]int
 	for round := range rounds {
 		order := sides
