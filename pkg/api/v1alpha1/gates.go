@@ -179,6 +179,46 @@ func (g *Gate) Conditions() (success, failure string) {
 	return success, failure
 }
 
+// Describe is the gate in one line, as plan lists it: its name, provider,
+// what it measures, when, and its conditions.
+func (g *Gate) Describe() string {
+	var what string
+	switch {
+	case g.Prometheus != nil:
+		what = "prometheus " + g.Prometheus.Query
+	case g.HTTP != nil:
+		what = "http " + g.HTTP.URL
+	case g.Kubernetes != nil:
+		k := g.Kubernetes
+		what = fmt.Sprintf("kubernetes %s %s %s", k.APIVersion, k.Kind, k.Name)
+		if k.Namespace != "" {
+			what = fmt.Sprintf("kubernetes %s %s %s/%s", k.APIVersion, k.Kind, k.Namespace, k.Name)
+		}
+	}
+	interval, delay := g.Durations()
+	parts := []string{g.Name + ": " + what}
+	switch {
+	case g.Count != nil:
+		parts = append(parts, fmt.Sprintf("%d measurement(s) every %s", *g.Count, interval))
+	case interval > 0:
+		parts = append(parts, fmt.Sprintf("every %s and at the end of the bake", interval))
+	default:
+		parts = append(parts, "once at the end of the bake")
+	}
+	if delay > 0 {
+		parts = append(parts, "after "+delay.String())
+	}
+	success, failure := g.Conditions()
+	if success != "" {
+		parts = append(parts, "success: "+success)
+	}
+	if failure != "" {
+		parts = append(parts, "failure: "+failure)
+	}
+	f, i, e := g.Limits()
+	return strings.Join(parts, "; ") + fmt.Sprintf("; limits: %d failed, %d inconclusive, %d errors in a row", f, i, e)
+}
+
 // Durations are the gate's interval and initialDelay, 0 when unset.
 func (g *Gate) Durations() (interval, initialDelay time.Duration) {
 	if g.Interval != nil {
