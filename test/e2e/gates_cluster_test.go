@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,11 @@ import (
 // test pushes each cluster's error ratio. The canary wave has two gates:
 // error-rate (prometheus: result < 0.01 passes, result >= 0.05 fails,
 // between is inconclusive) and smoke (http, against a server of the
-// test). Every process listens on 127.0.0.1 and is stopped at the end.
+// test). Steps then prove: a failing canary rolled back (onFailure
+// Rollback), an inconclusive gate pausing, a value that turns bad during
+// the bake, a kubernetes gate on a custom resource whose status the test
+// sets, and Prometheus stopped during the bake. Every process listens on
+// 127.0.0.1 and is stopped at the end.
 func TestRolloutGates(t *testing.T) {
 	e := &rolloutE2E{bin: shardRouter(t), kpt: toolPath(t, "kpt"), names: []string{"R1", "R2", "R3"}}
 	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
@@ -62,14 +67,18 @@ func TestRolloutGates(t *testing.T) {
 
 	runSteps(t, []clusterStep{
 		{"HealthyValuesGoThrough", g.healthy},
-		{"FailingCanaryHalts", g.failing},
+		{"FailingCanaryRollsBack", g.failing},
 		{"InconclusivePausesThenResumes", g.inconclusive},
+		{"TurnsBadDuringTheBake", g.turnsBad},
+		{"KubernetesGateOnACustomResource", g.kubernetesGate},
+		{"PrometheusStoppedDuringTheBake", g.prometheusStopped},
 	})
 }
 
 type gatesE2E struct {
 	*rolloutE2E
 	prometheus   string
+	prom         *exec.Cmd
 	pushgateways map[string]string
 	smoke        *httptest.Server
 }
@@ -94,7 +103,7 @@ scrape_configs:
   - targets: [%s]
 `, strings.Join(targets, ", ")))
 	addr := fmt.Sprintf("127.0.0.1:%d", clusterFreePort(t))
-	g.startProc(t, "prometheus", "prometheus", "--config.file="+cfg, "--web.listen-address="+addr,
+	g.prom = g.startProc(t, "prometheus", "prometheus", "--config.file="+cfg, "--web.listen-address="+addr,
 		"--storage.tsdb.path="+filepath.Join(g.dir, "prometheus-data"))
 	g.prometheus = "http://" + addr
 	deadline := time.Now().Add(time.Minute)
@@ -115,7 +124,7 @@ scrape_configs:
 
 // startProc starts a server whose output goes to a log in the test's
 // directory, and stops it (by its own pid) at the end.
-func (g *gatesE2E) startProc(t *testing.T, name, bin string, args ...string) {
+func (g *gatesE2E) startProc(t *testing.T, name, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(filepath.Join(g.dir, name+".log"))
 	if err != nil {
@@ -131,6 +140,7 @@ func (g *gatesE2E) startProc(t *testing.T, name, bin string, args ...string) {
 		_ = cmd.Wait()
 		log.Close()
 	})
+	return cmd
 }
 
 // push sets each cluster's errors_ratio on its own pushgateway, then waits
@@ -185,8 +195,23 @@ func (g *gatesE2E) query(t testing.TB, q string) (string, bool) {
 }
 
 // write writes the package (rolloutVersion) with every context's
-// Prometheus endpoint and the canary wave's gates.
+// Prometheus endpoint and the canary wave's two gates, baking 4s.
 func (g *gatesE2E) write(t testing.TB, v rolloutVersion) {
+	t.Helper()
+	g.writeGates(t, v, "4s", `      - name: error-rate
+        prometheus: {query: 'errors_ratio{cluster="{{.context}}"}'}
+        interval: 2s
+        successCondition: result < 0.01
+        failureCondition: result >= 0.05
+      - name: smoke
+        http: {url: "`+g.smoke.URL+`/{{.context}}/healthz", expectStatus: [200], successCondition: body.ok}
+`)
+}
+
+// writeGates writes the package (rolloutVersion) with every context's
+// Prometheus endpoint, the canary wave baking for bake with gates (the
+// YAML of its gates list, indented as a wave's fields).
+func (g *gatesE2E) writeGates(t testing.TB, v rolloutVersion, bake, gates string) {
 	t.Helper()
 	g.rolloutE2E.write(t, v)
 	path := filepath.Join(g.pkg, "shards.yaml")
@@ -199,18 +224,18 @@ func (g *gatesE2E) write(t testing.TB, v rolloutVersion) {
 		line := "  - name: " + name + "\n"
 		cfg = strings.Replace(cfg, line, line+"    endpoints: {prometheus: \""+g.prometheus+"\"}\n", 1)
 	}
-	cfg = strings.Replace(cfg, "      bakeTime: 10s\n", `      bakeTime: 4s
-      gates:
-      - name: error-rate
+	cfg = strings.Replace(cfg, "      bakeTime: 10s\n", "      bakeTime: "+bake+"\n      gates:\n"+gates, 1)
+	writeFile(t, path, cfg)
+}
+
+// errorRateGate is the canary's error-rate gate alone, every 2s, with
+// extra fields.
+const errorRateGate = `      - name: error-rate
         prometheus: {query: 'errors_ratio{cluster="{{.context}}"}'}
         interval: 2s
         successCondition: result < 0.01
         failureCondition: result >= 0.05
-      - name: smoke
-        http: {url: "`+g.smoke.URL+`/{{.context}}/healthz", expectStatus: [200], successCondition: body.ok}
-`, 1)
-	writeFile(t, path, cfg)
-}
+`
 
 // gateResult finds a gate's result in the report's wave.
 func gateResult(r applyRun, wave, gate, context string) *v1alpha1.GateResult {
@@ -248,22 +273,24 @@ func (g *gatesE2E) healthy(t *testing.T) {
 	}
 }
 
-// failing: R1's error ratio is 0.25: the canary's error-rate gate fails R1
-// at its first measurement, the rollout halts, and R2 and R3 get no write
-// to an object. (onFailure: Rollback is not asserted here: at this base,
-// the rollback after a halt is refused by the run's own lock, issue 35.)
+// failing: R1's error ratio is 0.25, with onFailure Rollback: the
+// canary's error-rate gate fails R1 at its first measurement, the rollout
+// halts (wave canary Halted, "rolledback") and rolls the canary back (R1's ConfigMap holds v1 again, in the
+// cluster and in OUT_DIR), and R2 and R3 get no write to an object.
 func (g *gatesE2E) failing(t *testing.T) {
 	g.push(t, map[string]float64{"R1": 0.25})
-	g.write(t, rolloutVersion{value: "v2"})
+	g.write(t, rolloutVersion{value: "v2", onFailure: "Rollback"})
 	before := g.allVersions(t)
 	start := time.Now()
 	r := g.apply(t)
 	if r.ExitCode != 1 {
 		t.Fatalf("a failing gate: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
-	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyFailed, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
-	if len(r.report.Waves) != 2 || r.report.Waves[1].Status != v1alpha1.WaveSkipped {
-		t.Errorf("waves %+v, want the rest Skipped", r.report.Waves)
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyRolledBack, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
+	// The halted wave stays Halted; its error says it was rolled back.
+	requireWaves(t, r, v1alpha1.WaveHalted, v1alpha1.WaveSkipped)
+	if len(r.report.Waves) == 2 && !strings.HasSuffix(r.report.Waves[0].Error, "; rolledback") {
+		t.Errorf("the halted wave does not say it was rolled back: %q", r.report.Waves[0].Error)
 	}
 	res := gateResult(r, "canary", "error-rate", "R1")
 	if res == nil || res.Phase != v1alpha1.GateFailed || len(res.Measurements) == 0 || res.Measurements[len(res.Measurements)-1].Value != "0.25" {
@@ -272,8 +299,14 @@ func (g *gatesE2E) failing(t *testing.T) {
 	if !strings.Contains(r.Stderr, "gate error-rate failed during wave canary's bake") {
 		t.Errorf("apply does not say which gate failed R1:\n%s", r.Stderr)
 	}
+	if !strings.Contains(r.Stderr, "wave canary: rolling back") {
+		t.Errorf("no rollback of the canary:\n%s", r.Stderr)
+	}
 	g.untouched(t, start, before, "R2", "R3")
-	g.requireValues(t, map[string]string{"R1": "v2", "R2": "v1", "R3": "v1"})
+	g.requireValues(t, map[string]string{"R1": "v1", "R2": "v1", "R3": "v1"})
+	if _, err := os.Stat(filepath.Join(g.out, ".shard-router-rollout")); err == nil {
+		t.Error("a finished rollback left the rollout's record in OUT_DIR")
+	}
 }
 
 // inconclusive: R1's error ratio is 0.02, between the two conditions: the
@@ -308,4 +341,208 @@ func (g *gatesE2E) inconclusive(t *testing.T) {
 		t.Errorf("the rerun did not measure the canary again: %+v", res)
 	}
 	g.requireValues(t, map[string]string{"R1": "v3", "R2": "v3", "R3": "v3"})
+}
+
+// waitApply waits for an apply started by applyAsync and reads its
+// report.
+func waitApply(t testing.TB, cmd *exec.Cmd, progress string, stdout *os.File) applyRun {
+	t.Helper()
+	_ = cmd.Wait()
+	stdout.Close()
+	data, _ := os.ReadFile(progress)
+	out, _ := os.ReadFile(stdout.Name())
+	r := applyRun{result: result{Stdout: string(out), Stderr: string(data), ExitCode: cmd.ProcessState.ExitCode()}}
+	if err := json.Unmarshal(out, &r.report); err != nil {
+		t.Fatalf("apply -o json printed no report (exit %d): %v\n%s\n%s", r.ExitCode, err, out, data)
+	}
+	return r
+}
+
+// measured counts the progress lines of the error-rate gate in R1.
+func measured(t testing.TB, progress string) int {
+	data, err := os.ReadFile(progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), "wave canary: gate error-rate: R1: ")
+}
+
+// requireMeasurements asserts the phases of a gate's measurements in
+// order.
+func requireMeasurements(t testing.TB, res *v1alpha1.GateResult, want ...v1alpha1.GatePhase) {
+	t.Helper()
+	var got []v1alpha1.GatePhase
+	for _, m := range res.Measurements {
+		got = append(got, m.Phase)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("gate %s in %s: measurements %v, want %v (%+v)", res.Gate, res.Context, got, want, res)
+	}
+}
+
+// turnsBad: R1's error ratio is good when the canary starts a 30s bake
+// with error-rate every 2s; after the first Successful measurement the
+// test pushes 0.25. The first measurement taken once Prometheus returns
+// 0.25 fails the gate: every measurement before it was Successful, at
+// most one was taken after Prometheus had the bad value (one interval),
+// and the bake was cut short (the 30s bake would take 16). The rollout
+// halts, R2 and R3 get no write to an object.
+func (g *gatesE2E) turnsBad(t *testing.T) {
+	g.push(t, map[string]float64{"R1": 0.001})
+	g.writeGates(t, rolloutVersion{value: "v4"}, "30s", errorRateGate)
+	before := g.allVersions(t)
+	start := time.Now()
+	cmd, progress, stdout := g.applyAsync(t)
+	waitFor(t, cmd, progress, "wave canary: gate error-rate: R1: 0.001 Successful")
+	pushed := measured(t, progress)
+	g.push(t, map[string]float64{"R1": 0.25})
+	seen := measured(t, progress)
+	r := waitApply(t, cmd, progress, stdout)
+	t.Logf("measurements: %d before the push, %d once Prometheus had 0.25\n%s", pushed, seen, r.Stderr)
+	if r.ExitCode != 1 {
+		t.Fatalf("a value turned bad during the bake: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyFailed, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
+	requireWaves(t, r, v1alpha1.WaveHalted, v1alpha1.WaveSkipped)
+	res := gateResult(r, "canary", "error-rate", "R1")
+	if res == nil {
+		t.Fatalf("no error-rate gate in the report: %+v", r.report.Waves)
+	}
+	taken := res.Successful + res.Failed + res.Inconclusive + res.Errors
+	if res.Phase != v1alpha1.GateFailed || res.Failed != 1 || res.Successful != taken-1 || res.Successful < pushed {
+		t.Errorf("gate error-rate in R1: %+v, want Failed by its last measurement, every one before it Successful", res)
+	}
+	if last := res.Measurements[len(res.Measurements)-1]; last.Value != "0.25" {
+		t.Errorf("the failed measurement is %+v, want 0.25", last)
+	}
+	// seen measurements were printed once Prometheus had 0.25; one more
+	// may have been in flight (queried before), then the next one fails.
+	if taken > seen+2 {
+		t.Errorf("the gate failed at measurement %d, more than one interval after Prometheus had the value (measurement %d)", taken, seen)
+	}
+	if taken >= 15 || !strings.Contains(r.Stderr, "gate error-rate failed during wave canary's bake") {
+		t.Errorf("the gate did not fail during the bake (%d measurements):\n%s", taken, r.Stderr)
+	}
+	g.untouched(t, start, before, "R2", "R3")
+	g.requireValues(t, map[string]string{"R1": "v4", "R2": "v3", "R3": "v3"})
+}
+
+// checkCRD is the custom resource the kubernetes gate reads, with a
+// status subresource.
+const checkCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: checks.gates.e2e.shardrouter.dev
+spec:
+  group: gates.e2e.shardrouter.dev
+  names: {kind: Check, plural: checks, singular: check, listKind: CheckList}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+`
+
+// kubernetesGate: a kubernetes gate on a Check (a CRD the test creates in
+// R1 only) whose status.phase the test sets through the status
+// subresource: Succeeded lets every wave apply, Failed fails R1 and halts
+// the rollout with no write to R2 or R3.
+func (g *gatesE2E) kubernetesGate(t *testing.T) {
+	r1 := g.api["R1"]
+	r1.applyYAML(t, checkCRD)
+	r1.waitEstablished(t, "checks.gates.e2e.shardrouter.dev")
+	const checks = "/apis/gates.e2e.shardrouter.dev/v1/namespaces/default/checks"
+	if code, body, err := r1.do("POST", checks, "application/json", []byte(`{"apiVersion":"gates.e2e.shardrouter.dev/v1","kind":"Check","metadata":{"name":"canary"}}`)); err != nil || code != http.StatusCreated {
+		t.Fatalf("creating the Check: %d %v: %s", code, err, body)
+	}
+	setPhase := func(phase string) {
+		r1.MergePatch(t, checks+"/canary/status", map[string]any{"status": map[string]any{"phase": phase}})
+		if got := r1.Get(t, checks+"/canary")["status"]; fmt.Sprint(got) != fmt.Sprintf("map[phase:%s]", phase) {
+			t.Fatalf("the Check's status is %v, want phase %s", got, phase)
+		}
+	}
+	gates := `      - name: canary-check
+        kubernetes:
+          apiVersion: gates.e2e.shardrouter.dev/v1
+          kind: Check
+          namespace: default
+          name: canary
+          successCondition: object.status.phase == "Succeeded"
+          failureCondition: object.status.phase == "Failed"
+`
+	setPhase("Succeeded")
+	g.writeGates(t, rolloutVersion{value: "v5"}, "2s", gates)
+	r := g.apply(t)
+	if r.ExitCode != 0 {
+		t.Fatalf("a Succeeded Check: exit %d\n%s", r.ExitCode, r.result)
+	}
+	requireWaves(t, r, v1alpha1.WaveApplied, v1alpha1.WaveApplied)
+	res := gateResult(r, "canary", "canary-check", "R1")
+	if res == nil || res.Phase != v1alpha1.GateSuccessful || res.Provider != "kubernetes" || len(res.Measurements) != 1 || !strings.Contains(res.Measurements[0].Value, "Succeeded") {
+		t.Errorf("gate canary-check in R1: %+v, want Successful on the Check's status", res)
+	}
+	g.requireValues(t, map[string]string{"R1": "v5", "R2": "v5", "R3": "v5"})
+
+	setPhase("Failed")
+	g.writeGates(t, rolloutVersion{value: "v6"}, "2s", gates)
+	before := g.allVersions(t)
+	start := time.Now()
+	r = g.apply(t)
+	if r.ExitCode != 1 {
+		t.Fatalf("a Failed Check: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyFailed, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
+	requireWaves(t, r, v1alpha1.WaveHalted, v1alpha1.WaveSkipped)
+	if res := gateResult(r, "canary", "canary-check", "R1"); res == nil || res.Phase != v1alpha1.GateFailed || !strings.Contains(res.Message, "Failed") {
+		t.Errorf("gate canary-check in R1: %+v, want Failed on the Check's status", res)
+	}
+	g.untouched(t, start, before, "R2", "R3")
+	g.requireValues(t, map[string]string{"R1": "v6", "R2": "v5", "R3": "v5"})
+}
+
+// prometheusStopped: R1's error ratio is good when the canary starts a
+// 30s bake with error-rate every 2s and consecutiveErrorLimit 2; after the
+// first Successful measurement the test stops Prometheus. Each later
+// measurement is an Error; the third in a row fails the gate (Error), the
+// rollout halts, R2 and R3 get no write to an object. It runs last: the
+// Prometheus stays stopped.
+func (g *gatesE2E) prometheusStopped(t *testing.T) {
+	g.push(t, map[string]float64{"R1": 0.001})
+	g.writeGates(t, rolloutVersion{value: "v7"}, "30s", errorRateGate+"        consecutiveErrorLimit: 2\n")
+	before := g.allVersions(t)
+	start := time.Now()
+	cmd, progress, stdout := g.applyAsync(t)
+	waitFor(t, cmd, progress, "wave canary: gate error-rate: R1: 0.001 Successful")
+	_ = g.prom.Process.Kill()
+	_ = g.prom.Wait()
+	r := waitApply(t, cmd, progress, stdout)
+	t.Logf("%s", r.Stderr)
+	if r.ExitCode != 1 {
+		t.Fatalf("Prometheus stopped during the bake: exit %d, want 1\n%s", r.ExitCode, r.result)
+	}
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyFailed, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
+	requireWaves(t, r, v1alpha1.WaveHalted, v1alpha1.WaveSkipped)
+	res := gateResult(r, "canary", "error-rate", "R1")
+	if res == nil {
+		t.Fatalf("no error-rate gate in the report: %+v", r.report.Waves)
+	}
+	if res.Phase != v1alpha1.GateError || res.Errors != 3 || res.Failed != 0 || res.Successful < 1 || !strings.Contains(res.Message, "consecutiveErrorLimit 2") {
+		t.Errorf("gate error-rate in R1: %+v, want Error after 3 errors in a row", res)
+	}
+	var want []v1alpha1.GatePhase
+	for range res.Successful {
+		want = append(want, v1alpha1.GateSuccessful)
+	}
+	want = append(want, v1alpha1.GateError, v1alpha1.GateError, v1alpha1.GateError)
+	requireMeasurements(t, res, want[max(0, len(want)-10):]...)
+	if !strings.Contains(r.Stderr, "gate error-rate error during wave canary's bake") {
+		t.Errorf("apply does not say the gate errored during the bake:\n%s", r.Stderr)
+	}
+	g.untouched(t, start, before, "R2", "R3")
+	g.requireValues(t, map[string]string{"R1": "v7", "R2": "v5", "R3": "v5"})
 }
