@@ -85,7 +85,7 @@ type gatesE2E struct {
 
 // startMetrics starts a pushgateway per cluster and a Prometheus that
 // scrapes them every second.
-func (g *gatesE2E) startMetrics(t *testing.T) {
+func (g *gatesE2E) startMetrics(t testing.TB) {
 	var targets []string
 	for _, name := range g.names {
 		port := clusterFreePort(t)
@@ -124,7 +124,7 @@ scrape_configs:
 
 // startProc starts a server whose output goes to a log in the test's
 // directory, and stops it (by its own pid) at the end.
-func (g *gatesE2E) startProc(t *testing.T, name, bin string, args ...string) *exec.Cmd {
+func (g *gatesE2E) startProc(t testing.TB, name, bin string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(filepath.Join(g.dir, name+".log"))
 	if err != nil {
