@@ -250,7 +250,8 @@ func gateResult(r applyRun, wave, gate, context string) *v1alpha1.GateResult {
 }
 
 // healthy: R1's error ratio is low: every wave applies, the canary's two
-// gates are Successful, and apply printed a line per measurement.
+// gates are Successful, and apply printed a line per measurement; apply
+// --dry-run -o html shows each gate measured once.
 func (g *gatesE2E) healthy(t *testing.T) {
 	g.push(t, map[string]float64{"R1": 0.001, "R2": 0.001, "R3": 0.001})
 	g.write(t, rolloutVersion{value: "v1"})
@@ -270,6 +271,16 @@ func (g *gatesE2E) healthy(t *testing.T) {
 	}
 	if !strings.Contains(r.Stderr, "wave canary: gate error-rate: R1: 0.001 Successful") || !strings.Contains(r.Stderr, "wave canary: gate smoke: R1: 200 Successful") {
 		t.Errorf("no progress line per measurement:\n%s", r.Stderr)
+	}
+	// apply --dry-run -o html: the page shows each gate measured once.
+	page := runCmd(t, cmdSpec{Timeout: 5 * time.Minute}, g.bin, "apply", g.pkg, "--out", g.out, "--kubeconfig", g.kubeconfig, "--dry-run", "-o", "html")
+	if page.ExitCode != 0 {
+		t.Fatalf("apply --dry-run -o html:\n%s", page)
+	}
+	for _, want := range []string{`<tr data-gate="canary/R1/error-rate">`, `<tr data-gate="canary/R1/smoke">`, "<code>0.001</code>", "<code>200</code>", "✓ Successful"} {
+		if !strings.Contains(page.Stdout, want) {
+			t.Errorf("apply --dry-run -o html lacks %q:\n%s", want, page.Stdout)
+		}
 	}
 }
 
