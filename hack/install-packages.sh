@@ -8,9 +8,12 @@
 #   chromium      TestHTMLPagesInChromium (make e2e): the -o html pages in a
 #                 real, headless browser
 #   git           TestFlux serves the split with git http-backend
+#   prometheus, prometheus-pushgateway
+#                 TestRolloutGates (make e2e): a real Prometheus scraping a
+#                 pushgateway per cluster, which promotion gates query
 set -euo pipefail
 
-packages=(podman runc strace chromium git)
+packages=(podman runc strace chromium git prometheus prometheus-pushgateway)
 
 missing=()
 for p in "${packages[@]}"; do

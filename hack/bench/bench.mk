@@ -2,9 +2,9 @@
 # tests: nothing here asserts a time; `make bench` prints numbers.
 #   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
 
-.PHONY: bench bench-go bench-process bench-apply bench-rollout bench-locks
+.PHONY: bench bench-go bench-process bench-apply bench-rollout bench-gates bench-locks
 
-bench: bench-go bench-process bench-apply bench-rollout bench-locks ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once
+bench: bench-go bench-process bench-apply bench-rollout bench-gates bench-locks ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once, with gates vs without
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
@@ -31,6 +31,9 @@ bench-apply: tools-kpt tools-cluster ## shard-router apply vs kpt live apply per
 
 bench-rollout: tools-kpt tools-cluster ## a change rolled out in two waves minus its bake, vs all at once, beside kpt live apply in the same order: 600 objects, 3 real clusters (issue 28)
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutVsAllAtOnce' -benchtime 1x -timeout 30m ./test/e2e/
+
+bench-gates: tools-cluster ## a rollout whose canary has 3 gates (prometheus, http, kubernetes) minus its bake, vs the same rollout without gates, at most 1.1: 600 objects, 3 real clusters, a real Prometheus (issue 34)
+	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutGates' -benchtime 1x -timeout 30m ./test/e2e/
 
 # LOCKS_BASE is the last commit before issue 35's locks and stale checks.
 LOCKS_BASE ?= c9fc3cc

@@ -3,7 +3,7 @@
 
 .PHONY: e2e-cluster
 
-e2e-cluster: tools-kpt tools-cluster ## Real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes; rollout waves on three; many runners on one fleet (locks, stale OUT_DIRs, the wrong cluster)
+e2e-cluster: tools-kpt tools-cluster ## Real clusters (etcd, kube-apiserver, kube-controller-manager): placement, moves, datastore changes; rollout waves and their promotion gates on three (a real Prometheus); many runners on one fleet (locks, stale OUT_DIRs, the wrong cluster)
 	go test -tags e2e -count=1 -timeout 30m -v -run 'TestCluster|TestRollout|TestFleetLock' ./test/e2e/...
 
 .PHONY: bench-status-fleet

@@ -43,7 +43,7 @@ type applyFlags struct {
 	clusterReplaced  []string
 }
 
-var applyFormats = []string{"text", output.JSON}
+var applyFormats = []string{"text", "html", output.JSON}
 
 // lockExpiry is lease.Duration as the help says it.
 var lockExpiry = lease.Duration.String()
@@ -122,7 +122,8 @@ also after a kill. See docs/guides/rollout.md.
 --dry-run asks every cluster for a server-side dry run and changes no cluster
 and no file; with spec.rollout it goes through the waves in order, without
 bakes or halts, and says what each would do. Progress goes to stderr, one line
-per step and context (and wave); the report (text, or -o json: an ApplyReport,
+per step and context (and wave); the report (text, -o html: one self-contained
+page with each wave's gates and their measurements, or -o json: an ApplyReport,
 apiVersion shardrouter.dev/v1alpha1) to stdout. Exit status: 0 when every context is Applied, Unchanged, Skipped (left the
 config) or Pending (--until-wave), 1 otherwise (a halted or rolled back
 rollout included).`
@@ -172,7 +173,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.forceUnlock, "force-unlock", "", "break the lock another run holds on this context (its Lease), say whose it was, and exit; applies nothing")
 	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "where OUT_DIR is stale or does not own a context's inventory, take what the cluster's inventory holds as the previous state (every guard compares with it) instead of refusing")
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "accept that this context now reaches another cluster (rebuilt or replaced on purpose); repeat or comma-separate for several")
-	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text or json")
+	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text, html (one self-contained page, with the waves' gates) or json")
 	return cmd
 }
 
@@ -253,6 +254,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	}
 	p := output.Printer{Formats: applyFormats, Text: map[string]output.Renderer{
 		"text": func(w io.Writer) error { return output.RenderApplyText(w, report) },
+		"html": func(w io.Writer) error { return output.RenderApplyHTML(w, report) },
 	}}
 	if err := p.Print(s.Out, f.output, report); err != nil {
 		return err

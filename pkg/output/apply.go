@@ -3,6 +3,7 @@ package output
 import (
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -66,7 +67,35 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if r.Paused {
+	var gates []string
+	for _, wv := range r.Waves {
+		for _, g := range wv.Gates {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d/%d/%d/%d", wv.Name, g.Context, g.Gate, g.Phase, g.Successful, g.Failed, g.Inconclusive, g.Errors)
+			if n := len(g.Measurements); n > 0 {
+				last := g.Measurements[n-1]
+				line += "\t" + last.Value + " " + string(last.Phase)
+				if last.Message != "" {
+					line += ": " + last.Message
+				}
+			}
+			gates = append(gates, line)
+		}
+	}
+	if len(gates) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "WAVE\tCONTEXT\tGATE\tPHASE\tS/F/I/E\tLAST")
+		for _, l := range gates {
+			fmt.Fprintln(tw, l)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.Paused && slices.ContainsFunc(r.Waves, func(wv v1alpha1.WaveApply) bool { return wv.Status == v1alpha1.WavePaused }):
+		fmt.Fprintln(w, "Paused (an inconclusive gate): the next apply measures the Paused wave again, then applies the Pending waves.")
+	case r.Paused:
 		fmt.Fprintln(w, "Paused (--until-wave): the Pending waves are applied by the next apply.")
 	}
 	return nil

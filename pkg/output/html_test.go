@@ -261,6 +261,10 @@ func htmlCases() map[string]htmlCase {
 	for n, p := range map[int]*v1alpha1.SplitPlan{2: htmlPlan2(), 64: htmlPlan64()} {
 		cases[fmt.Sprintf("plan-%d", n)] = htmlCase{"plan", p, func(b *bytes.Buffer) error { return RenderPlanHTML(b, p) }}
 	}
+	gates := htmlPlanGates()
+	cases["plan-gates"] = htmlCase{"plan", gates, func(b *bytes.Buffer) error { return RenderPlanHTML(b, gates) }}
+	applied := htmlApplyGates()
+	cases["apply-gates"] = htmlCase{"apply", applied, func(b *bytes.Buffer) error { return RenderApplyHTML(b, applied) }}
 	for n, r := range map[int]*v1alpha1.CapacityReport{2: htmlReport2(), 64: htmlReport64()} {
 		cases[fmt.Sprintf("report-%d", n)] = htmlCase{"report", r, func(b *bytes.Buffer) error { return RenderCapacityHTML(b, r) }}
 	}

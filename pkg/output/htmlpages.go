@@ -236,6 +236,9 @@ func (v planView) write(p *page) {
 		writePlanRow(p, r)
 	}
 	p.m("</tbody>\n</table>\n\n")
+	if len(v.Doc.Waves) > 0 {
+		writePlanWaves(p, v.Doc.Waves)
+	}
 	v.writeChanges(p)
 	if len(v.Doc.Warnings) > 0 {
 		p.m("<h2>Warnings (").n(len(v.Doc.Warnings)).m(")</h2>\n<div class=\"caution\"><ul>")

@@ -196,6 +196,20 @@ func (m *mdWriter) waves(p *v1alpha1.SplitPlan) {
 		return
 	}
 	m.lines(rows, "wave rows")
+	var gates []string
+	for _, w := range p.Waves {
+		for _, g := range w.Gates {
+			gates = append(gates, fmt.Sprintf("- `%s`: %s\n", cell(w.Name), cell(g)))
+		}
+	}
+	if len(gates) == 0 {
+		return
+	}
+	if !m.add("\n**Gates**, measured in each context of their wave while it bakes:\n\n") {
+		m.leave(len(gates), "gate rows")
+		return
+	}
+	m.lines(gates, "gate rows")
 }
 
 // overrides lists the etcd override changes, open: each changes where a

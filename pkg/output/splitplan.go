@@ -107,6 +107,13 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 		}
 	}
 	list("Errors", p.Errors)
+	var gates []string
+	for _, wv := range p.Waves {
+		for _, g := range wv.Gates {
+			gates = append(gates, "wave "+wv.Name+": "+g)
+		}
+	}
+	list("Gates", gates)
 	var moves, stores, overrides []string
 	for _, m := range p.Moves {
 		moves = append(moves, fmt.Sprintf("%s: %s -> %s%s", m.Ref, ctxList(m.From), ctxList(m.To), refusedText(m.Refused)))

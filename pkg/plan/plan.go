@@ -110,7 +110,11 @@ func Preview(in *input.Input, cfg *function.Engine, opts Options) (*v1alpha1.Spl
 	doc.OverrideChanges = append([]v1alpha1.OverrideChange{}, l.OverrideChanges...)
 	if spec := &cfg.Config.Source.Spec; spec.Rollout != nil {
 		for _, w := range spec.Waves() {
-			doc.Waves = append(doc.Waves, v1alpha1.PlanWave{Name: w.Name, Contexts: w.Contexts})
+			pw := v1alpha1.PlanWave{Name: w.Name, Contexts: w.Contexts}
+			for i := range w.Gates {
+				pw.Gates = append(pw.Gates, w.Gates[i].Describe())
+			}
+			doc.Waves = append(doc.Waves, pw)
 		}
 	}
 	if l.Outcome() == nil { // the packages could not even be named

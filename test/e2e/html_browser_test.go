@@ -74,7 +74,7 @@ const readPage = `({
 
 // TestHTMLPagesInChromium opens each -o html page of the goldens
 // (pkg/output/testdata/html: status, plan and report, of 2 and 64
-// contexts) from a file:// URL in headless Chromium, and checks that it
+// contexts; a plan with a rollout's gates and apply's page of one) from a file:// URL in headless Chromium, and checks that it
 // loads nothing but itself, logs no console error, runs no script, shows
 // every number of its JSON document (the same directory) in its text, and
 // has no horizontal scroll at 1280 px (neither the page nor its matrix) nor
@@ -108,10 +108,21 @@ func TestHTMLPagesInChromium(t *testing.T) {
 			}
 		}
 	})
+	// apply's page of a rollout whose canary's gate failed.
+	t.Run("apply-gates", func(t *testing.T) {
+		doc, err := os.ReadFile(filepath.Join(pages, "apply-gates.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkApplyGatesPage(t, loadPage(t, browser, filepath.Join(pages, "apply-gates.html"), filepath.Join(shots, "apply-gates")), doc)
+	})
 	for _, kind := range []string{"status", "plan", "report"} {
 		names := []string{kind + "-2", kind + "-64"}
 		if kind == "status" {
 			names = append(names, "status-engine") // a split for Flux: the engine sync column
+		}
+		if kind == "plan" {
+			names = append(names, "plan-gates") // a rollout: each wave's gates
 		}
 		for _, name := range names {
 			t.Run(name, func(t *testing.T) {
@@ -130,6 +141,43 @@ func TestHTMLPagesInChromium(t *testing.T) {
 					checkReportPage(t, page, doc)
 				}
 			})
+		}
+	}
+}
+
+// checkApplyGatesPage checks apply's page of a rollout with gates: a row
+// per context with its status and counts, and every wave, gate, phase and
+// measured value of the report in the visible text.
+func checkApplyGatesPage(t *testing.T, page browserPage, data []byte) {
+	r := decode[v1alpha1.ApplyReport](t, data)
+	if len(page.Rows) != len(r.Contexts) {
+		t.Errorf("%d rows, %d contexts", len(page.Rows), len(r.Contexts))
+	}
+	for _, c := range r.Contexts {
+		cells := row(t, page, c.Name)
+		wantCells(t, c.Name, cells, map[int]string{0: c.Name, 2: fmt.Sprint(c.Objects), 3: fmt.Sprint(c.Applied)})
+		if !strings.Contains(cells[1], string(c.Status)) {
+			t.Errorf("%s: status cell %q, want %s", c.Name, cells[1], c.Status)
+		}
+	}
+	for _, w := range r.Waves {
+		for _, want := range []string{w.Name, string(w.Status)} {
+			if !strings.Contains(page.Visible, want) {
+				t.Errorf("wave %s: the page does not show %q", w.Name, want)
+			}
+		}
+		for _, g := range w.Gates {
+			counts := fmt.Sprintf("%d/%d/%d/%d", g.Successful, g.Failed, g.Inconclusive, g.Errors)
+			for _, want := range []string{g.Gate, string(g.Phase), counts} {
+				if !strings.Contains(page.Visible, want) {
+					t.Errorf("gate %s in %s: the page does not show %q", g.Gate, g.Context, want)
+				}
+			}
+			for _, m := range g.Measurements {
+				if !strings.Contains(page.Visible, m.Value) {
+					t.Errorf("gate %s in %s: the page does not show the measurement %q", g.Gate, g.Context, m.Value)
+				}
+			}
 		}
 	}
 }

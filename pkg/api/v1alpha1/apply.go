@@ -1,5 +1,7 @@
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // ApplyReportKind is the kind of `shard-router apply -o json`.
 const ApplyReportKind = "ApplyReport"
 
@@ -29,7 +31,8 @@ type ApplyReport struct {
 	// absent without spec.rollout.
 	Waves []WaveApply `json:"waves,omitempty"`
 	// Paused is set when --until-wave stopped the run after that wave
-	// baked: the later waves are Pending, and a rerun resumes them.
+	// baked, or a gate of a wave was inconclusive (that wave is Paused):
+	// the later waves are Pending, and a rerun resumes them.
 	Paused bool `json:"paused,omitempty"`
 }
 
@@ -53,6 +56,10 @@ const (
 	WavePending WaveStatus = "Pending"
 	// WaveRolledBack: its contexts got their previous packages again.
 	WaveRolledBack WaveStatus = "RolledBack"
+	// WavePaused: its contexts were applied and baked, but a gate was
+	// inconclusive: the rollout paused after it, as --until-wave pauses
+	// it, and a rerun measures the wave again.
+	WavePaused WaveStatus = "Paused"
 )
 
 // WaveApply is one wave of a rollout.
@@ -60,9 +67,64 @@ type WaveApply struct {
 	Name     string     `json:"name"`
 	Contexts []string   `json:"contexts"`
 	Status   WaveStatus `json:"status"`
-	// Error says why the wave halted or was skipped: the contexts that
-	// failed and why.
+	// Error says why the wave halted, paused or was skipped: the contexts
+	// that failed and why, or the gate that was inconclusive.
 	Error string `json:"error,omitempty"`
+	// Gates are the wave's gates in each of its contexts, as this run left
+	// them (with --dry-run: one measurement each); absent without gates or
+	// when the wave did not bake.
+	Gates []GateResult `json:"gates,omitempty"`
+}
+
+// GatePhase is a gate's or a measurement's verdict.
+type GatePhase string
+
+const (
+	// GateRunning: the gate was still measuring (the bake was cut short).
+	GateRunning GatePhase = "Running"
+	// GateSuccessful: a measurement met the success condition (or not the
+	// failure one); a gate: it ended within its limits.
+	GateSuccessful GatePhase = "Successful"
+	// GateFailed: a measurement met the failure condition (or not the
+	// success one); a gate: more than failureLimit did. It fails its
+	// context.
+	GateFailed GatePhase = "Failed"
+	// GateInconclusive: a measurement met neither condition; a gate: more
+	// than inconclusiveLimit did. It pauses the rollout.
+	GateInconclusive GatePhase = "Inconclusive"
+	// GateError: a measurement could not be taken (unreachable, timeout,
+	// empty result, a condition that could not be evaluated); a gate: more
+	// than consecutiveErrorLimit in a row, or its last one. It fails its
+	// context: an error is never a pass.
+	GateError GatePhase = "Error"
+)
+
+// GateResult is one gate in one context.
+type GateResult struct {
+	Gate     string    `json:"gate"`
+	Context  string    `json:"context"`
+	Provider string    `json:"provider"`
+	Phase    GatePhase `json:"phase"`
+	// Message says why the gate failed, errored or was inconclusive.
+	Message string `json:"message,omitempty"`
+	// Successful, Failed, Inconclusive and Errors count its measurements.
+	Successful   int `json:"successful"`
+	Failed       int `json:"failed"`
+	Inconclusive int `json:"inconclusive"`
+	Errors       int `json:"errors"`
+	// Measurements are the last measurements, oldest first.
+	Measurements []GateMeasurement `json:"measurements"`
+}
+
+// GateMeasurement is one measurement of a gate in a context.
+type GateMeasurement struct {
+	At    metav1.Time `json:"at"`
+	Phase GatePhase   `json:"phase"`
+	// Value is what the provider returned: a number, a list, an HTTP
+	// status; empty on an error.
+	Value string `json:"value,omitempty"`
+	// Message says why it errored, or the failed status.
+	Message string `json:"message,omitempty"`
 }
 
 // ApplyStatus is how one context's apply ended.

@@ -189,6 +189,8 @@ type SplitPlan struct {
 type PlanWave struct {
 	Name     string   `json:"name"`
 	Contexts []string `json:"contexts"`
+	// Gates describe the wave's gates, one line each (Gate.Describe).
+	Gates []string `json:"gates,omitempty"`
 }
 
 // WaveOf is the name of the wave a context belongs to, "" without one.

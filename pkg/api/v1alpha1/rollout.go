@@ -42,6 +42,10 @@ type Wave struct {
 	// MaxParallel bounds how many of the wave's contexts are applied at
 	// once; default: apply's --parallel.
 	MaxParallel *int32 `json:"maxParallel,omitempty"`
+	// Gates judge each context of the wave by its own measurements while
+	// the wave bakes (see gates.go): a failed gate fails its context, an
+	// inconclusive one pauses the rollout.
+	Gates []Gate `json:"gates,omitempty"`
 }
 
 // OnFailure names what a halted rollout does.
@@ -67,6 +71,8 @@ type WavePlan struct {
 	BakeTime time.Duration
 	// MaxParallel is 0 when the wave sets none (apply's --parallel).
 	MaxParallel int
+	// Gates are the wave's gates, as the config gives them.
+	Gates []Gate
 }
 
 // MaxFailuresOf is how many of n contexts of a wave may fail before the
@@ -114,6 +120,7 @@ func (s *ShardConfigSpec) Waves() []WavePlan {
 		if w.MaxParallel != nil {
 			plan.MaxParallel = int(*w.MaxParallel)
 		}
+		plan.Gates = w.Gates
 		for k, c := range s.Contexts {
 			if owner[k] == i {
 				plan.Contexts = append(plan.Contexts, c.Name)
@@ -231,6 +238,15 @@ func (c *ShardConfig) validateRollout() field.ErrorList {
 		return errs
 	}
 	owner := c.Spec.waveOfContexts()
+	for i, w := range r.Waves {
+		var members []Context
+		for k, o := range owner {
+			if o == i {
+				members = append(members, c.Spec.Contexts[k])
+			}
+		}
+		errs = append(errs, validateGates(w.Gates, members, rp.Child("waves").Index(i).Child("gates"))...)
+	}
 	used := make([]bool, len(r.Waves))
 	for k, i := range owner {
 		if i < 0 {

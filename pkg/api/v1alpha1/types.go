@@ -117,6 +117,9 @@ type Context struct {
 	Budget *Budget `json:"budget,omitempty"`
 	// DefaultDataStoreBudget limits what the main etcd ("default") holds.
 	DefaultDataStoreBudget *Budget `json:"defaultDataStoreBudget,omitempty"`
+	// Endpoints name this cluster's services by role (prometheus: its
+	// Prometheus' base URL), for spec.rollout.waves[].gates.
+	Endpoints map[string]string `json:"endpoints,omitempty"`
 }
 
 // DataStore is a logical etcd datastore of one cluster.

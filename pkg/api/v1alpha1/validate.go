@@ -62,6 +62,7 @@ func validateContexts(contexts []Context, ctxPath *field.Path) (errs field.Error
 		if ctx.Inventory != nil {
 			errs = append(errs, validateInventory(ctx.Inventory, p.Child("inventory"))...)
 		}
+		errs = append(errs, validateEndpoints(ctx.Endpoints, p.Child("endpoints"))...)
 	}
 	return errs, seen, declared
 }

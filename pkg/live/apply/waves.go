@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+	"github.com/shard-router/shard-router/pkg/live/gate"
 	"github.com/shard-router/shard-router/pkg/live/status"
 )
 
@@ -29,6 +30,8 @@ type wave struct {
 	plan    v1alpha1.WavePlan
 	targets []*target
 	report  v1alpha1.WaveApply
+	// gates are its gates' runs in each context it bakes (gates.go).
+	gates map[*target][]*gate.Run
 }
 
 // rollout is spec.rollout, nil without it.
@@ -116,7 +119,9 @@ func (r *run) runWaves(ctx context.Context) {
 			}
 		}
 	}
-	if r.paused && !slices.ContainsFunc(r.waves, func(w *wave) bool { return w.report.Status == v1alpha1.WavePending }) {
+	if r.paused && !slices.ContainsFunc(r.waves, func(w *wave) bool {
+		return w.report.Status == v1alpha1.WavePending || w.report.Status == v1alpha1.WavePaused
+	}) {
 		r.paused = false // --until-wave named the last wave: nothing is left
 	}
 	r.holdRest()
@@ -154,14 +159,18 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 		return
 	}
 	switch {
-	case w.plan.BakeTime <= 0:
+	case w.plan.BakeTime <= 0 && len(w.plan.Gates) == 0:
 	case r.opts.DryRun:
-		r.waveLog(w, "would bake %s: its objects must stay Current that long before the next wave starts", w.plan.BakeTime)
+		r.waveLog(w, "would bake %s: its objects must stay Current that long%s before the next wave starts", gateSpan(w), describeGates(w))
+		r.dryRunGates(ctx, w)
 	case !r.changed(w) && !r.unbaked(w):
 		r.waveLog(w, "every context unchanged: no bake")
 	default:
 		r.bake(ctx, w)
 		if r.halts(w) {
+			return
+		}
+		if r.pauseOnGates(w) {
 			return
 		}
 	}
@@ -258,16 +267,23 @@ func (r *run) skipWave(w, halted *wave) {
 	r.waveLog(w, "skipped: %s", w.report.Error)
 }
 
-// pendWave reports a wave after --until-wave's: left for a rerun.
+// pendWave reports a wave after --until-wave's, or after a wave an
+// inconclusive gate paused: left for a rerun.
 func (r *run) pendWave(w *wave) {
 	w.report.Status = v1alpha1.WavePending
+	why := fmt.Sprintf("--until-wave %s paused the rollout", r.opts.UntilWave)
+	for _, p := range r.waves {
+		if p.report.Status == v1alpha1.WavePaused {
+			why = fmt.Sprintf("an inconclusive gate of wave %s paused the rollout", p.plan.Name)
+		}
+	}
 	for _, t := range w.targets {
 		if !t.failed {
 			t.report.Status = v1alpha1.ApplyPending
-			t.report.Error = fmt.Sprintf("not applied yet: --until-wave %s paused the rollout; apply again to resume", r.opts.UntilWave)
+			t.report.Error = fmt.Sprintf("not applied yet: %s; apply again to resume", why)
 		}
 	}
-	r.waveLog(w, "pending: --until-wave %s paused the rollout", r.opts.UntilWave)
+	r.waveLog(w, "pending: %s", why)
 }
 
 // allPending reports whether every named context is in a pending wave.
@@ -285,6 +301,9 @@ func (r *run) allPending(names []string) bool {
 // read) fails. It stops early once the wave must halt.
 func (r *run) bake(ctx context.Context, w *wave) {
 	checkers := map[*target]*status.HealthChecker{}
+	start := time.Now()
+	w.gates = map[*target][]*gate.Run{}
+	defer w.reportGates()
 	for _, t := range w.targets {
 		if t.failed || !t.firstDone {
 			continue
@@ -295,10 +314,15 @@ func (r *run) bake(ctx context.Context, w *wave) {
 			r.failBake(t, fmt.Errorf("context %q: reading its objects' health: %w", t.name, err))
 			continue
 		}
-		checkers[t] = hc
+		runs, err := r.startGates(w, t, start)
+		if err != nil {
+			r.failBake(t, err)
+			continue
+		}
+		checkers[t], w.gates[t] = hc, runs
 	}
-	end := time.Now().Add(w.plan.BakeTime)
-	r.waveLog(w, "baking %s: every object must stay Current", w.plan.BakeTime)
+	end := start.Add(gateSpan(w))
+	r.waveLog(w, "baking %s: every object must stay Current%s", gateSpan(w), describeGates(w))
 	poll := time.NewTicker(bakePoll)
 	defer poll.Stop()
 	lastSaid := time.Now()
@@ -321,7 +345,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 					}
 					r.failBake(t, fmt.Errorf("context %q: health lost during wave %s's bake: %s", t.name, w.plan.Name, strings.Join(msgs, "; ")))
 				default:
-					return nil
+					r.measureDue(ctx, w, t, time.Now())
 				}
 				return nil
 			})
@@ -333,7 +357,11 @@ func (r *run) bake(ctx context.Context, w *wave) {
 			}
 		}
 		left := time.Until(end)
-		if left <= 0 || len(checkers) == 0 || len(r.failedIn(w)) > r.rollout().MaxFailuresOf(len(w.targets)) {
+		if len(r.failedIn(w)) > r.rollout().MaxFailuresOf(len(w.targets)) {
+			return
+		}
+		if left <= 0 || len(checkers) == 0 {
+			r.phaseOn(ctx, mapKeys(checkers), 0, func(ctx context.Context, t *target) { r.finishGates(ctx, w, t) })
 			return
 		}
 		if time.Since(lastSaid) >= waitingEvery {
@@ -350,6 +378,15 @@ func (r *run) bake(ctx context.Context, w *wave) {
 		case <-time.After(left):
 		}
 	}
+}
+
+// mapKeys are the targets of m.
+func mapKeys[V any](m map[*target]V) []*target {
+	out := make([]*target, 0, len(m))
+	for t := range m {
+		out = append(out, t)
+	}
+	return out
 }
 
 // failBake fails a context whose health was lost while its wave baked;
