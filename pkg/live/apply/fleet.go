@@ -296,8 +296,7 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 		// OUT_DIR records the serial at once, before the next lock is
 		// waited for: a run killed from here on leaves both sides agreeing.
 		rec := l.Record()
-		if err := r.fleet.record.Set(t.name, outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy,
-			AppliedAt: rec.AppliedAt, Outcome: rec.Outcome, ClusterUID: rec.ClusterUID, Server: t.identity.Server}); err != nil {
+		if err := r.fleet.record.Set(t.name, entryOf(rec, t)); err != nil {
 			r.report.Errors = append(r.report.Errors, err.Error())
 			return release()
 		}
@@ -310,6 +309,12 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	}
 	r.held = append(r.held, taken...)
 	return true
+}
+
+// entryOf is OUT_DIR's entry for the record rec a lock of t wrote.
+func entryOf(rec lease.Record, t *target) outdir.FleetContext {
+	return outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy, AppliedAt: rec.AppliedAt,
+		Outcome: rec.Outcome, ClusterUID: rec.ClusterUID, Server: t.identity.Server}
 }
 
 // lock takes t's lock, checking under it that nobody wrote the cluster
@@ -384,8 +389,7 @@ func (r *run) unlock(t *target, wrote bool) {
 		}
 		err = l.Release(ctx, rec.Outcome)
 		if err == nil {
-			err = r.fleet.record.Set(t.name, outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy,
-				AppliedAt: rec.AppliedAt, Outcome: rec.Outcome, ClusterUID: rec.ClusterUID, Server: t.identity.Server})
+			err = r.fleet.record.Set(t.name, entryOf(rec, t))
 		}
 	} else {
 		err = l.Abandon(ctx)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
 
@@ -26,9 +27,14 @@ func ReadIdentity(ctx context.Context, f cmdutil.Factory) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	return IdentityOf(ctx, cs, cfg.Host)
+}
+
+// IdentityOf is ReadIdentity with clients already built for server.
+func IdentityOf(ctx context.Context, cs kubernetes.Interface, server string) (Identity, error) {
 	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	if err != nil {
-		return Identity{Server: cfg.Host}, fmt.Errorf("reading the cluster's identity (Namespace %s) at %s: %w", metav1.NamespaceSystem, cfg.Host, err)
+		return Identity{Server: server}, fmt.Errorf("reading the cluster's identity (Namespace %s) at %s: %w", metav1.NamespaceSystem, server, err)
 	}
-	return Identity{UID: string(ns.UID), Server: cfg.Host}, nil
+	return Identity{UID: string(ns.UID), Server: server}, nil
 }

@@ -427,10 +427,8 @@ func (l *Lock) update(ctx context.Context, change func(*coordinationv1.Lease)) e
 
 // Release records the run's outcome and frees the lock.
 func (l *Lock) Release(ctx context.Context, outcome string) error {
-	close(l.stop)
-	<-l.done
-	if l.lostErr != nil {
-		return l.lostErr
+	if err := l.stopRenewing(); err != nil {
+		return err
 	}
 	l.rec.Outcome = outcome
 	return l.update(ctx, func(le *coordinationv1.Lease) {
@@ -439,14 +437,19 @@ func (l *Lock) Release(ctx context.Context, outcome string) error {
 	})
 }
 
+// stopRenewing stops the renewals; the error of a lock taken away.
+func (l *Lock) stopRenewing() error {
+	close(l.stop)
+	<-l.done
+	return l.lostErr
+}
+
 // Abandon frees the lock of a run that wrote nothing under it: the
 // record it replaced is put back (a Lease it created is deleted), so that
 // the cluster's serial is the one before the run.
 func (l *Lock) Abandon(ctx context.Context) error {
-	close(l.stop)
-	<-l.done
-	if l.lostErr != nil {
-		return l.lostErr
+	if err := l.stopRenewing(); err != nil {
+		return err
 	}
 	if l.created {
 		rv := l.lease.ResourceVersion

@@ -1,12 +1,8 @@
 package status
 
 import (
-	"context"
 	"fmt"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
@@ -15,20 +11,10 @@ import (
 )
 
 // Each context's record costs two GETs, on the clients connect built: the
-// kube-system Namespace (the cluster's identity, as cluster.ReadIdentity
-// reads it) and the Lease shard-router apply keeps beside the inventory.
+// kube-system Namespace (the cluster's identity, cluster.IdentityOf) and the Lease shard-router apply keeps beside the inventory.
 // The identity is read before any object: a kube context that now reaches
 // another cluster than OUT_DIR recorded is refused, its objects never
 // compared with OUT_DIR's.
-
-// readIdentity asks the context's cluster who it is (one GET).
-func readIdentity(ctx context.Context, cs kubernetes.Interface, server string) (cluster.Identity, error) {
-	ns, err := cs.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
-	if err != nil {
-		return cluster.Identity{Server: server}, fmt.Errorf("reading the cluster's identity (Namespace %s) at %s: %w", metav1.NamespaceSystem, server, err)
-	}
-	return cluster.Identity{UID: string(ns.UID), Server: server}, nil
-}
 
 // checkIdentity refuses a context whose kube context reaches another
 // cluster than OUT_DIR's fleet record says, or whose cluster cannot say

@@ -88,7 +88,7 @@ func TestContextRecordFromCluster(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset(tc.objs...)
 			ctx := context.Background()
-			id, idErr := readIdentity(ctx, cs, "https://a:6443")
+			id, idErr := cluster.IdentityOf(ctx, cs, "https://a:6443")
 			st, leaseErr := lease.Read(ctx, cs.CoordinationV1(), "default", "shop")
 			if leaseErr != nil {
 				t.Fatal(leaseErr)

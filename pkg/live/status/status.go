@@ -124,7 +124,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		return st
 	}
 	st.Reachable = true
-	id, idErr := readIdentity(ctx, c.clients, c.server)
+	id, idErr := cluster.IdentityOf(ctx, c.clients, c.server)
 	if err := checkIdentity(name, fl.record.Context(name), id, idErr); err != nil {
 		st.Record = contextRecord(nil, nil, id, nil, time.Now())
 		st.Error = contextError(ctx, err, opts.Timeout)
