@@ -65,6 +65,9 @@ the lock (holder, since, expires). A kube context that now reaches another
 cluster than OUT_DIR recorded (OUT_DIR/.shard-router-fleet.json) is failed,
 its objects not read. An unfinished rollout OUT_DIR records (a halted apply
 with spec.rollout) is shown first, with how to resume it or roll it back.
+What each wave's promotion gates measured in the last apply that baked it
+(OUT_DIR/.shard-router-gates.json) follows the records: per gate and
+context, its verdict, its measurements counted and the last one.
 
 For a split for Flux (split --engine flux, found by OUT_DIR/_gitops), each
 context also shows its Kustomization's Ready condition and the revision it

@@ -19,6 +19,8 @@
 //	  .shard-router-fleet.json         FleetFile: apply's record of the clusters it wrote (the
 //	                                   owner id of the inventories; per context the serial,
 //	                                   digest and cluster identity of its last write)
+//	  .shard-router-gates.json         GatesFile: what each wave's promotion gates measured in
+//	                                   the last apply that baked it (status shows it)
 //	  <context>/                       one kpt package per context, what it last received:
 //	    .shard-router-split            context marker: "context <name>", then "file <path>"
 //	                                   per file split wrote (the only files it replaces)

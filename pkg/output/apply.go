@@ -70,21 +70,13 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 	var gates []string
 	for _, wv := range r.Waves {
 		for _, g := range wv.Gates {
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%d/%d/%d/%d", wv.Name, g.Context, g.Gate, g.Phase, g.Successful, g.Failed, g.Inconclusive, g.Errors)
-			if n := len(g.Measurements); n > 0 {
-				last := g.Measurements[n-1]
-				line += "\t" + last.Value + " " + string(last.Phase)
-				if last.Message != "" {
-					line += ": " + last.Message
-				}
-			}
-			gates = append(gates, line)
+			gates = append(gates, wv.Name+"\t"+gateCells(g))
 		}
 	}
 	if len(gates) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "WAVE\tCONTEXT\tGATE\tPHASE\tS/F/I/E\tLAST")
+		fmt.Fprintln(tw, "WAVE\t"+gateHeader)
 		for _, l := range gates {
 			fmt.Fprintln(tw, l)
 		}

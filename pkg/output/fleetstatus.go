@@ -153,6 +153,11 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 			return err
 		}
 	}
+	if len(s.Gates) > 0 {
+		if err := writeGatesText(w, s.Gates, &buf); err != nil {
+			return err
+		}
+	}
 	for _, c := range s.Contexts {
 		if c.Inventory.EngineKeeps() {
 			fmt.Fprintf(w, "\n%s: %s\n", c.Name, c.Inventory.Note)
@@ -244,6 +249,9 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	m.lines(rows, "summary rows")
 	if hasRecords(s) {
 		m.records(s)
+	}
+	if len(s.Gates) > 0 {
+		m.gates(s.Gates)
 	}
 	for _, c := range s.Contexts {
 		m.attention(c)

@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -43,5 +44,56 @@ func TestApplyTextGates(t *testing.T) {
 	}
 	if r.Failed() {
 		t.Error("a paused run counts as failed")
+	}
+}
+
+// gateStatus is a fleet whose rollout finished after its canary's gates
+// failed once (halted, rolled back) and then passed: status shows what the
+// last apply that baked each wave measured.
+func gateStatus() *v1alpha1.FleetStatus {
+	s := htmlStatus2()
+	report := htmlApplyGates()
+	canary := report.Waves[0]
+	s.Gates = []v1alpha1.WaveGates{{Wave: canary.Name, Status: canary.Status, Gates: canary.Gates,
+		MeasuredAt: canary.Gates[0].Measurements[len(canary.Gates[0].Measurements)-1].At}}
+	return s
+}
+
+// status shows the gates OUT_DIR recorded, in every format: each gate in
+// each context with its wave, when it was measured, its verdict, counts and
+// last measurement; a failed gate stands out.
+func TestStatusGates(t *testing.T) {
+	s := gateStatus()
+	var table, md, page bytes.Buffer
+	for _, r := range []struct {
+		b      *bytes.Buffer
+		render func(io.Writer, *v1alpha1.FleetStatus) error
+	}{{&table, RenderStatusTable}, {&md, RenderStatusMarkdown}, {&page, RenderStatusHTML}} {
+		if err := r.render(r.b, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden(t, "status-gates.table", table.Bytes())
+	golden(t, "status-gates.md", md.Bytes())
+	for name, want := range map[string][]string{
+		"table":    {"Gates, as the last apply that baked each wave measured them:", "canary (Halted)  2026-12-02T20:00:06Z  R1", "error-rate  Failed      2/1/0/1  0.25 Failed", "smoke       Successful  1/0/0/0  200 Successful"},
+		"markdown": {"**Gates**, as the last apply that baked each wave measured them:", "| `canary` (Halted) | 2026-12-02T20:00:06Z | `R1` | `error-rate` | **Failed** | 2/1/0/1 | 0.25 Failed |"},
+		"page":     {`<tr data-gate="canary/R1/error-rate">`, `<span class="badge bad">✕ Failed</span>`, "20:00:02 <span class=\"badge bad\">✕ Error</span>", "in the last apply that baked the wave"},
+	} {
+		out := map[string]string{"table": table.String(), "markdown": md.String(), "page": page.String()}[name]
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("the %s lacks %q:\n%s", name, w, out)
+			}
+		}
+	}
+	// Without a record, nothing about gates.
+	s.Gates = nil
+	table.Reset()
+	if err := RenderStatusTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(table.String(), "Gates") {
+		t.Errorf("a status without gates mentions them:\n%s", table.String())
 	}
 }

@@ -258,6 +258,8 @@ func htmlCases() map[string]htmlCase {
 	cases["status-engine"] = htmlCase{"status", engine, func(b *bytes.Buffer) error { return RenderStatusHTML(b, engine) }}
 	records := recordStatus()
 	cases["status-records"] = htmlCase{"status", records, func(b *bytes.Buffer) error { return RenderStatusHTML(b, records) }}
+	gated := gateStatus()
+	cases["status-gates"] = htmlCase{"status", gated, func(b *bytes.Buffer) error { return RenderStatusHTML(b, gated) }}
 	for n, p := range map[int]*v1alpha1.SplitPlan{2: htmlPlan2(), 64: htmlPlan64()} {
 		cases[fmt.Sprintf("plan-%d", n)] = htmlCase{"plan", p, func(b *bytes.Buffer) error { return RenderPlanHTML(b, p) }}
 	}

@@ -145,51 +145,13 @@ func writeApplyWaves(p *page, r *v1alpha1.ApplyReport) {
 	if r.Paused {
 		p.m(`<p class="warn">! Paused: the next apply measures a Paused wave again, then applies the Pending waves.</p>` + "\n")
 	}
-	n := 0
+	var waves []v1alpha1.WaveGates
 	for _, w := range r.Waves {
-		n += len(w.Gates)
-	}
-	if n == 0 {
-		return
-	}
-	p.m("\n<h2>Gates (").n(n).m(`)</h2>
-<p class="doc">Each gate in each context of its wave: its verdict, its measurements counted (successful, failed, inconclusive, errors), and its last measurements, oldest first.</p>
-<table class="stack" id="gates">
-<colgroup><col style="width:12%"><col style="width:12%"><col style="width:14%"><col style="width:13%"><col style="width:9%"><col></colgroup>
-<thead><tr><th>wave</th><th>context</th><th>gate</th><th>phase</th><th class="n">S/F/I/E</th><th>measurements</th></tr></thead>
-<tbody>
-`)
-	for _, w := range r.Waves {
-		for _, g := range w.Gates {
-			p.m(`<tr data-gate="`).t(w.Name + "/" + g.Context + "/" + g.Gate).m(`"><td><code>`).t(w.Name).m(`</code></td><td data-label="context"><code>`).t(g.Context).
-				m(`</code></td><td data-label="gate"><code>`).t(g.Gate).m(`</code> <span class="small">`).t(g.Provider).m(`</span></td><td data-label="phase">`)
-			p.badge(gateSignal(g.Phase), string(g.Phase))
-			if g.Message != "" {
-				p.m(`<br><span class="small">`).t(g.Message).m("</span>")
-			}
-			p.m(`</td><td class="n" data-label="S/F/I/E">`).n(g.Successful).m("/").n(g.Failed).m("/").n(g.Inconclusive).m("/").n(g.Errors).
-				m(`</td><td data-label="measurements">`)
-			if len(g.Measurements) == 0 {
-				p.m("-")
-			} else {
-				p.m("<ol>")
-				for _, m := range g.Measurements {
-					p.m("<li>").t(m.At.UTC().Format("15:04:05")).m(" ")
-					p.badge(gateSignal(m.Phase), string(m.Phase))
-					if m.Value != "" {
-						p.m(" <code>").t(m.Value).m("</code>")
-					}
-					if m.Message != "" {
-						p.m(` <span class="small">`).t(m.Message).m("</span>")
-					}
-					p.m("</li>")
-				}
-				p.m("</ol>")
-			}
-			p.m("</td></tr>\n")
+		if len(w.Gates) > 0 {
+			waves = append(waves, v1alpha1.WaveGates{Wave: w.Name, Status: w.Status, Gates: w.Gates})
 		}
 	}
-	p.m("</tbody>\n</table>\n")
+	writeGates(p, "Each gate in each context of its wave: its verdict, its measurements counted (successful, failed, inconclusive, errors), and its last measurements, oldest first.", waves)
 }
 
 // writeHandoffs lists moved objects with their old and new contexts.

@@ -52,6 +52,7 @@ func (v statusView) write(p *page) {
 	if hasRecords(v.Doc) {
 		v.writeRecords(p)
 	}
+	writeGates(p, "What each wave's gates measured in each of its contexts, in the last apply that baked the wave (OUT_DIR's record): the verdict, the measurements counted (successful, failed, inconclusive, errors), and the last measurements, oldest first.", v.Doc.Gates)
 	p.m("\n<h2>Needs attention</h2>\n").
 		when(len(v.Attention) == 0, `<p class="ok">✓ No object needs attention.</p>`).m("\n")
 	for _, g := range v.Attention {

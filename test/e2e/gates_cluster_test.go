@@ -272,6 +272,7 @@ func (g *gatesE2E) healthy(t *testing.T) {
 	if !strings.Contains(r.Stderr, "wave canary: gate error-rate: R1: 0.001 Successful") || !strings.Contains(r.Stderr, "wave canary: gate smoke: R1: 200 Successful") {
 		t.Errorf("no progress line per measurement:\n%s", r.Stderr)
 	}
+	g.requireStatusGate(t, "error-rate", v1alpha1.GateSuccessful, "0.001")
 	// apply --dry-run -o html: the page shows each gate measured once.
 	page := runCmd(t, cmdSpec{Timeout: 5 * time.Minute}, g.bin, "apply", g.pkg, "--out", g.out, "--kubeconfig", g.kubeconfig, "--dry-run", "-o", "html")
 	if page.ExitCode != 0 {
@@ -315,6 +316,8 @@ func (g *gatesE2E) failing(t *testing.T) {
 	}
 	g.untouched(t, start, before, "R2", "R3")
 	g.requireValues(t, map[string]string{"R1": "v1", "R2": "v1", "R3": "v1"})
+	// What failed the canary stays visible after the rollback.
+	g.requireStatusGate(t, "error-rate", v1alpha1.GateFailed, "0.25")
 	if _, err := os.Stat(filepath.Join(g.out, ".shard-router-rollout")); err == nil {
 		t.Error("a finished rollback left the rollout's record in OUT_DIR")
 	}
@@ -341,6 +344,7 @@ func (g *gatesE2E) inconclusive(t *testing.T) {
 		t.Errorf("gate error-rate in R1: %+v, want Inconclusive", res)
 	}
 	g.untouched(t, start, before, "R2", "R3")
+	g.requireStatusGate(t, "error-rate", v1alpha1.GateInconclusive, "0.02")
 
 	g.push(t, map[string]float64{"R1": 0.001})
 	r = g.apply(t)
@@ -352,6 +356,35 @@ func (g *gatesE2E) inconclusive(t *testing.T) {
 		t.Errorf("the rerun did not measure the canary again: %+v", res)
 	}
 	g.requireValues(t, map[string]string{"R1": "v3", "R2": "v3", "R3": "v3"})
+	// The rerun's measurements replace the inconclusive ones.
+	g.requireStatusGate(t, "error-rate", v1alpha1.GateSuccessful, "0.001")
+}
+
+// requireStatusGate checks that status, in json and html, shows gate of
+// the canary in R1 as OUT_DIR recorded it after the last apply: its phase
+// and its last measured value.
+func (g *gatesE2E) requireStatusGate(t *testing.T, gate string, phase v1alpha1.GatePhase, value string) {
+	t.Helper()
+	res := runCmd(t, cmdSpec{Timeout: 3 * time.Minute}, g.bin, "status", g.out, "--kubeconfig", g.kubeconfig, "-o", "json")
+	var doc v1alpha1.FleetStatus
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, res)
+	}
+	var got *v1alpha1.GateResult
+	for _, w := range doc.Gates {
+		for i := range w.Gates {
+			if w.Wave == "canary" && w.Gates[i].Gate == gate && w.Gates[i].Context == "R1" {
+				got = &w.Gates[i]
+			}
+		}
+	}
+	if got == nil || got.Phase != phase || len(got.Measurements) == 0 || got.Measurements[len(got.Measurements)-1].Value != value {
+		t.Errorf("status shows gate %s in R1 as %+v, want %s with the last value %s\n%s", gate, got, phase, value, res.Stdout)
+	}
+	page := runCmd(t, cmdSpec{Timeout: 3 * time.Minute}, g.bin, "status", g.out, "--kubeconfig", g.kubeconfig, "-o", "html")
+	if !strings.Contains(page.Stdout, `<tr data-gate="canary/R1/`+gate+`">`) || !strings.Contains(page.Stdout, "<code>"+value+"</code>") {
+		t.Errorf("status -o html does not show gate %s in R1 with %s:\n%s", gate, value, page.Stdout)
+	}
 }
 
 // waitApply waits for an apply started by applyAsync and reads its

@@ -120,6 +120,7 @@ func TestHTMLPagesInChromium(t *testing.T) {
 		names := []string{kind + "-2", kind + "-64"}
 		if kind == "status" {
 			names = append(names, "status-engine") // a split for Flux: the engine sync column
+			names = append(names, "status-gates")  // OUT_DIR's record of the gates
 		}
 		if kind == "plan" {
 			names = append(names, "plan-gates") // a rollout: each wave's gates
@@ -135,6 +136,7 @@ func TestHTMLPagesInChromium(t *testing.T) {
 				switch kind {
 				case "status":
 					checkStatusPage(t, page, doc)
+					checkStatusGates(t, page, doc)
 				case "plan":
 					checkPlanPage(t, page, doc)
 				case "report":
@@ -176,6 +178,27 @@ func checkApplyGatesPage(t *testing.T, page browserPage, data []byte) {
 			for _, m := range g.Measurements {
 				if !strings.Contains(page.Visible, m.Value) {
 					t.Errorf("gate %s in %s: the page does not show the measurement %q", g.Gate, g.Context, m.Value)
+				}
+			}
+		}
+	}
+}
+
+// checkStatusGates checks that the status page shows every gate OUT_DIR
+// recorded: its wave, verdict, counts and each measurement.
+func checkStatusGates(t *testing.T, page browserPage, data []byte) {
+	s := decode[v1alpha1.FleetStatus](t, data)
+	for _, w := range s.Gates {
+		for _, g := range w.Gates {
+			counts := fmt.Sprintf("%d/%d/%d/%d", g.Successful, g.Failed, g.Inconclusive, g.Errors)
+			for _, want := range []string{w.Wave, g.Gate, string(g.Phase), counts} {
+				if !strings.Contains(page.Visible, want) {
+					t.Errorf("gate %s in %s: the status page does not show %q", g.Gate, g.Context, want)
+				}
+			}
+			for _, m := range g.Measurements {
+				if !strings.Contains(page.Visible, m.Value) {
+					t.Errorf("gate %s in %s: the status page does not show the measurement %q", g.Gate, g.Context, m.Value)
 				}
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // FleetStatusKind is the kind of `shard-router status -o json`.
@@ -18,8 +20,22 @@ type FleetStatus struct {
 	TypeMeta `json:",inline"`
 	// Rollout is OUT_DIR's unfinished rollout (a halted or interrupted
 	// apply with spec.rollout); nil when none is recorded.
-	Rollout  *RolloutSummary `json:"rollout,omitempty"`
+	Rollout *RolloutSummary `json:"rollout,omitempty"`
+	// Gates are the promotion gates the last apply that baked each wave
+	// measured (OUT_DIR's record); absent when no apply measured one.
+	Gates    []WaveGates     `json:"gates,omitempty"`
 	Contexts []ContextStatus `json:"contexts"`
+}
+
+// WaveGates is what one wave's gates measured in each of its contexts in
+// the last apply that baked the wave.
+type WaveGates struct {
+	Wave string `json:"wave"`
+	// MeasuredAt is when that apply ended the wave's measurements; Status
+	// is how the wave ended in it.
+	MeasuredAt metav1.Time  `json:"measuredAt"`
+	Status     WaveStatus   `json:"status"`
+	Gates      []GateResult `json:"gates"`
 }
 
 // RolloutSummary is OUT_DIR's record of an unfinished rollout: what it

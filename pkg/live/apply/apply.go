@@ -150,6 +150,10 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		r.rollBackAfterHalt(ctx, kc)
 	}
 	r.reportWaves()
+	if err := r.recordGates(); err != nil {
+		// The run's own report still has them; only status would miss them.
+		r.report.Warnings = append(r.report.Warnings, err.Error())
+	}
 	r.heldInBoth()
 	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {

@@ -3,13 +3,16 @@ package apply
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/gate"
+	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
 // A wave's gates (spec.rollout.waves[].gates) measure each of its contexts
@@ -206,4 +209,37 @@ func describeGates(w *wave) string {
 		names[i] = g.Name
 	}
 	return fmt.Sprintf(", and pass gate(s) %s", strings.Join(names, ", "))
+}
+
+// recordGates keeps, in OUT_DIR (outdir.GatesFile), what each wave's
+// gates measured in this run, for status to show once the run's report
+// is gone. A wave this run did not measure keeps its last measurements.
+func (r *run) recordGates() error {
+	if r.opts.DryRun || !r.waved || r.rollingBack {
+		return nil
+	}
+	names := make([]string, len(r.waves))
+	var measured []v1alpha1.WaveGates
+	for i, w := range r.waves {
+		names[i] = w.plan.Name
+		if len(w.report.Gates) == 0 {
+			continue
+		}
+		wg := v1alpha1.WaveGates{Wave: w.plan.Name, Status: w.report.Status, Gates: w.report.Gates}
+		for _, g := range w.report.Gates {
+			for _, m := range g.Measurements {
+				if wg.MeasuredAt.Before(&m.At) {
+					wg.MeasuredAt = m.At
+				}
+			}
+		}
+		if wg.MeasuredAt.IsZero() {
+			wg.MeasuredAt = metav1.Now()
+		}
+		measured = append(measured, wg)
+	}
+	if err := outdir.RecordGates(r.outDir(), names, measured); err != nil {
+		return fmt.Errorf("recording the gates' measurements in %s: %w", filepath.Join(r.outDir().Given, outdir.GatesFile), err)
+	}
+	return nil
 }

@@ -36,6 +36,8 @@ type fleet struct {
 	// no apply of this release did); rollout its unfinished rollout.
 	record  *outdir.FleetRecord
 	rollout *v1alpha1.RolloutSummary
+	// gates are what the waves' gates last measured in these contexts.
+	gates []v1alpha1.WaveGates
 }
 
 // openFleet reads OUT_DIR's contexts, checks that each of names (default:
@@ -82,8 +84,12 @@ func openFleet(outDir, kubeconfig string, names []string) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
+	gates, err := outdir.ReadGates(d)
+	if err != nil {
+		return nil, err
+	}
 	return &fleet{outDir: outDir, names: names, kc: kc, flux: flux, untracked: untr,
-		record: record, rollout: rolloutSummary(rollout, outDir)}, nil
+		record: record, rollout: rolloutSummary(rollout, outDir), gates: gatesOf(gates, names)}, nil
 }
 
 // conn is one context: its client factory (built as kpt builds its own),

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -103,4 +104,17 @@ func rolloutSummary(r *outdir.RolloutRecord, outDir string) *v1alpha1.RolloutSum
 		break
 	}
 	return s
+}
+
+// gatesOf keeps, of OUT_DIR's record of the gates, the measurements in
+// the contexts status reads, and the waves that have some.
+func gatesOf(waves []v1alpha1.WaveGates, names []string) []v1alpha1.WaveGates {
+	var out []v1alpha1.WaveGates
+	for _, w := range waves {
+		w.Gates = slices.DeleteFunc(slices.Clone(w.Gates), func(g v1alpha1.GateResult) bool { return !slices.Contains(names, g.Context) })
+		if len(w.Gates) > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
 }

@@ -80,7 +80,7 @@ func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 	}
 	names := fl.names
 	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Rollout: fl.rollout,
-		Contexts: make([]v1alpha1.ContextStatus, len(names))}
+		Gates: fl.gates, Contexts: make([]v1alpha1.ContextStatus, len(names))}
 	var g errgroup.Group
 	g.SetLimit(opts.Parallel)
 	for i, name := range names {
