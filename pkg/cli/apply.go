@@ -63,7 +63,9 @@ config.kubernetes.io/depends-on that points into another context. A kube
 context missing from the kubeconfig (--kubeconfig, else $KUBECONFIG, else
 ~/.kube/config) is an error.
 
-Contexts are applied in parallel (--parallel bounds it), and each waits at most
+Contexts are applied in parallel, --parallel at a time (default 16: what a
+run holds in memory grows with the contexts in progress, not with the
+fleet), and each waits at most
 --reconcile-timeout for its objects to be Current (kstatus) and its pruned
 objects to be gone. A context that fails (unreachable, an object rejected, a
 timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is
@@ -162,7 +164,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.config, "config", "", "the ShardConfig (or ConfigMap) file; default: the input's functionConfig or single ShardConfig")
 	cmd.Flags().StringVar(&f.name, "name", "", "package name for the context packages and inventories, as split's --name")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
-	cmd.Flags().IntVar(&f.parallel, "parallel", 0, "apply at most N contexts at once (0: all)")
+	cmd.Flags().IntVar(&f.parallel, "parallel", apply.DefaultParallel, "apply at most N contexts at once, to bound memory and the load on the clusters (0: all)")
 	cmd.Flags().DurationVar(&f.reconcileTimeout, "reconcile-timeout", apply.DefaultReconcileTimeout, "how long each context waits for its objects to be Current and its pruned objects gone")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "ask every cluster for a server-side dry run; change no cluster and no file")
 	cmd.Flags().BoolVar(&f.allowMassPrune, "allow-mass-prune", false, "turn the mass-deletion guard's refusal into a warning")

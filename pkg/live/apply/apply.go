@@ -39,6 +39,14 @@ import (
 // become Current (kpt's own default is to wait forever).
 const DefaultReconcileTimeout = 5 * time.Minute
 
+// DefaultParallel is how many contexts apply works on at once unless told
+// otherwise, as status reads them. A context in progress holds its
+// client, its discovery and its status watcher's informers; all at once,
+// the memory of a run grows with the fleet (about 6 MB a context, 1 GB at
+// 128 contexts), bounded, it stays what 16 contexts hold at any fleet
+// size. It bounds the load on the clusters and on this machine too.
+const DefaultParallel = 16
+
 // Options tune Run.
 type Options struct {
 	// Plan are the plan's options; Plan.Split.Out (opened with
@@ -46,7 +54,8 @@ type Options struct {
 	Plan plan.Options
 	// Kubeconfig is the kubeconfig file; "" follows kubectl's rules.
 	Kubeconfig string
-	// Parallel bounds how many contexts are applied at once; 0: all.
+	// Parallel bounds how many contexts are applied at once; 0: all (the
+	// CLI's default is DefaultParallel).
 	Parallel int
 	// ReconcileTimeout bounds each context's wait for Current (and for
 	// pruned objects to be gone); 0: DefaultReconcileTimeout.

@@ -278,33 +278,72 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	r.fleet.mu.Unlock()
 	sort.Slice(writers, func(a, b int) bool { return writers[a].name < writers[b].name })
 	owner := r.fleet.record.EnsureOwner(r.ownerName())
-	var taken []*target
-	release := func() bool {
-		for _, u := range taken {
-			r.unlock(u, false)
-		}
-		return false
-	}
-	for _, t := range writers {
+	var (
+		mu    sync.Mutex
+		taken []*target
+		errs  = make([]error, len(writers))
+	)
+	take := func(i int) {
+		t := writers[i]
 		l, err := r.lock(ctx, t, owner)
-		if err != nil {
-			r.report.Errors = append(r.report.Errors, err.Error())
-			r.log.printf(t.name, "not locked: %v", err)
-			return release()
-		}
-		taken = append(taken, t)
-		// OUT_DIR records the serial at once, before the next lock is
-		// waited for: a run killed from here on leaves both sides agreeing.
-		rec := l.Record()
-		if err := r.fleet.record.Set(t.name, entryOf(rec, t)); err != nil {
-			r.report.Errors = append(r.report.Errors, err.Error())
-			return release()
-		}
-		if t.recordOnly {
-			r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
-				t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+		if err == nil {
+			mu.Lock()
+			taken = append(taken, t)
+			mu.Unlock()
+			// OUT_DIR records the serial at once, before the next lock is
+			// waited for: a run killed from here on leaves both sides agreeing.
+			rec := l.Record()
+			if err = r.fleet.record.Set(t.name, entryOf(rec, t)); err == nil {
+				if t.recordOnly {
+					r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
+						t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+				} else {
+					r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+				}
+			}
 		} else {
-			r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+			r.log.printf(t.name, "not locked: %v", err)
+		}
+		errs[i] = err
+	}
+	// The first lock, in context order, is taken alone: two runs over the
+	// same contexts both want it first, so one of them holds it before
+	// the other takes any, and the other is refused holding nothing. The
+	// rest are taken at once (each is refused at once when held), or, when
+	// a lock may be waited for (--lock-timeout), one by one in context
+	// order, so that two waiting runs never wait for each other.
+	if len(writers) == 0 {
+		return true
+	}
+	take(0)
+	if errs[0] == nil && len(writers) > 1 {
+		limit := 1
+		if r.opts.LockTimeout <= 0 {
+			limit = r.opts.Parallel
+		}
+		var g errgroup.Group
+		if limit > 0 {
+			g.SetLimit(limit)
+		}
+		for i := 1; i < len(writers); i++ {
+			g.Go(func() error {
+				if limit == 1 && slices.ContainsFunc(errs[:i], func(err error) bool { return err != nil }) {
+					return nil // one by one: stop at the first refusal
+				}
+				take(i)
+				return nil
+			})
+		}
+		_ = g.Wait()
+	}
+	for _, err := range errs {
+		if err != nil {
+			// The first refusal in context order: the others are alike.
+			r.report.Errors = append(r.report.Errors, err.Error())
+			for _, u := range taken {
+				r.unlock(u, false)
+			}
+			return false
 		}
 	}
 	r.held = append(r.held, taken...)

@@ -50,7 +50,7 @@ func withLateKinds(w watcher.StatusWatcher) (watcher.StatusWatcher, error) {
 // not serve yet, it relays the watch's events and adds those ids' status.
 func (w *lateKindWatcher) Watch(ctx context.Context, ids object.ObjMetadataSet, opts watcher.Options) <-chan event.Event {
 	late := w.lateIDs(ids)
-	inner := w.DefaultStatusWatcher.Watch(ctx, ids, opts)
+	inner := w.DefaultStatusWatcher.Watch(ctx, ids, namespaceScoped(ids, opts))
 	if len(late) == 0 {
 		return inner
 	}
@@ -137,4 +137,37 @@ func (w *lateKindWatcher) read(ctx context.Context, id object.ObjMetadata, last 
 		return nil, false
 	}
 	return rs, false
+}
+
+// namespaceScopeLimit is the most namespaces whose objects are watched
+// namespace by namespace (see namespaceScoped).
+const namespaceScopeLimit = 64
+
+// namespaceScoped watches the objects namespace by namespace, where
+// cli-utils (as kpt live apply runs it) watches every namespace as soon as
+// the objects span two: an informer per kind that lists and caches every
+// object of that kind in the cluster, and receives every change to one.
+// On a cluster many teams share, that is every ConfigMap of every team,
+// per context and per run; on a fleet where one cluster serves many
+// contexts, every context lists the others' objects too (at 128 contexts
+// on one cluster, 3.5 GB). Per namespace, each informer lists and watches
+// only the namespaces the package uses; the status it computes is the
+// same, from the same events. Past namespaceScopeLimit namespaces the
+// watches would outnumber what the cluster-wide informer costs, and
+// cli-utils' own choice stands. Cluster-scoped objects are watched
+// cluster-wide either way.
+func namespaceScoped(ids object.ObjMetadataSet, opts watcher.Options) watcher.Options {
+	if opts.RESTScopeStrategy != watcher.RESTScopeAutomatic {
+		return opts
+	}
+	namespaces := map[string]bool{}
+	for _, id := range ids {
+		if id.Namespace != "" {
+			namespaces[id.Namespace] = true
+		}
+	}
+	if len(namespaces) <= namespaceScopeLimit {
+		opts.RESTScopeStrategy = watcher.RESTScopeNamespace
+	}
+	return opts
 }

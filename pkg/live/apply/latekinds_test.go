@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -200,4 +201,31 @@ func (r *unservedReader) ReadStatus(_ context.Context, _ engine.ClusterReader, i
 	defer r.mu.Unlock()
 	r.reads[id]++
 	return &event.ResourceStatus{Identifier: id, Status: status.UnknownStatus, Error: r.err}, nil
+}
+
+// The watch is namespace by namespace up to namespaceScopeLimit
+// namespaces, cli-utils' own choice past it, and an explicit choice stands.
+func TestNamespaceScoped(t *testing.T) {
+	ids := func(namespaces int) object.ObjMetadataSet {
+		set := object.ObjMetadataSet{{GroupKind: schema.GroupKind{Kind: "Namespace"}, Name: "n"}}
+		for i := range namespaces {
+			set = append(set, object.ObjMetadata{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: fmt.Sprintf("ns-%d", i), Name: "c"})
+		}
+		return set
+	}
+	for _, tc := range []struct {
+		namespaces int
+		given      watcher.RESTScopeStrategy
+		want       watcher.RESTScopeStrategy
+	}{
+		{0, watcher.RESTScopeAutomatic, watcher.RESTScopeNamespace},
+		{2, watcher.RESTScopeAutomatic, watcher.RESTScopeNamespace},
+		{namespaceScopeLimit, watcher.RESTScopeAutomatic, watcher.RESTScopeNamespace},
+		{namespaceScopeLimit + 1, watcher.RESTScopeAutomatic, watcher.RESTScopeAutomatic},
+		{2, watcher.RESTScopeRoot, watcher.RESTScopeRoot},
+	} {
+		if got := namespaceScoped(ids(tc.namespaces), watcher.Options{RESTScopeStrategy: tc.given}).RESTScopeStrategy; got != tc.want {
+			t.Errorf("%d namespaces, %v given: %v, want %v", tc.namespaces, tc.given, got, tc.want)
+		}
+	}
 }

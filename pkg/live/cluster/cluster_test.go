@@ -253,7 +253,8 @@ func TestFactoryAsksAboutFlowControlOnce(t *testing.T) {
 			}))
 			defer srv.Close()
 			path := filepath.Join(t.TempDir(), "config")
-			writeFile(t, path, strings.ReplaceAll(kubeconfig, "https://127.0.0.1:6443", srv.URL))
+			withC := strings.Replace(kubeconfig, "current-context:", "- name: shard-c\n  context: {cluster: one, user: u}\ncurrent-context:", 1)
+			writeFile(t, path, strings.ReplaceAll(withC, "https://127.0.0.1:6443", srv.URL))
 			k, err := cluster.LoadKubeconfig(path)
 			if err != nil {
 				t.Fatal(err)
@@ -270,6 +271,14 @@ func TestFactoryAsksAboutFlowControlOnce(t *testing.T) {
 			}
 			if got := pings.Load(); got != tc.wantPings {
 				t.Errorf("%d flow-control pings for 5 rest configs, want %d", got, tc.wantPings)
+			}
+			// Another context on the same server: the answer is kept per
+			// server, not per context.
+			if _, err := k.Factory("shard-c").ToRESTConfig(); err != nil {
+				t.Fatal(err)
+			}
+			if got, want := pings.Load(), tc.wantPings+map[bool]int64{true: 0, false: 1}[tc.flowControl]; got != want {
+				t.Errorf("%d flow-control pings after a second context on the server, want %d", got, want)
 			}
 		})
 	}

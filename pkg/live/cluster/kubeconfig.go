@@ -5,7 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	kptutil "github.com/kptdev/kpt/commands/util"
 	"github.com/kptdev/kpt/pkg/lib/util/cfgflags"
@@ -26,6 +26,9 @@ type Kubeconfig struct {
 	// loading rules ($KUBECONFIG, else ~/.kube/config) found it.
 	Path string
 	raw  clientcmdapi.Config
+	// flowControl holds the servers found to have flow control (see
+	// rememberFlowControl), shared by every context on the same server.
+	flowControl sync.Map
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows
@@ -110,8 +113,9 @@ func (k *Kubeconfig) Require(contexts []string) error {
 // its own (kpt commands/util.NewFactory): kubectl's config flags with the
 // kubeconfig and the context set, kpt's client-side throttling (none when
 // the apiserver has flow control, else at least 30 QPS), and a user agent.
-// Each call returns a new factory, with its own discovery cache, that asks
-// the apiserver about flow control once (see rememberFlowControl).
+// Each call returns a new factory, with its own discovery cache; the
+// apiserver is asked about flow control once per server, for every context
+// that reaches it (see rememberFlowControl).
 func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	flags := genericclioptions.NewConfigFlags(true)
 	if k.Path != "" {
@@ -120,7 +124,7 @@ func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	ctx := context
 	flags.Context = &ctx
 	kptutil.UpdateQPS(flags)
-	flags.WrapConfigFn = rememberFlowControl(flags.WrapConfigFn)
+	flags.WrapConfigFn = k.rememberFlowControl(flags.WrapConfigFn)
 	return cmdutil.NewFactory(&cfgflags.UserAgentKubeConfigFlags{Delegate: flags, UserAgent: UserAgent})
 }
 
@@ -128,20 +132,19 @@ func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 // apiserver whether it has flow control (a HEAD /livez/ping) on every
 // ToRESTConfig: cli-utils' applier calls it once per object it applies, so
 // a serial apply pays a round trip per object for an answer that does not
-// change during a run. Once kpt found flow control (throttling off: QPS
-// and burst -1), later configs get that answer without asking; any other
-// answer (no flow control, or a ping that failed) is asked again, as kpt
-// does.
-func rememberFlowControl(kptWrap func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
-	var known atomic.Bool
+// change during a run. Once kpt found flow control on a server (throttling
+// off: QPS and burst -1), later configs of any context on that server get
+// that answer without asking; any other answer (no flow control, or a ping
+// that failed) is asked again, as kpt does.
+func (k *Kubeconfig) rememberFlowControl(kptWrap func(*rest.Config) *rest.Config) func(*rest.Config) *rest.Config {
 	return func(c *rest.Config) *rest.Config {
-		if known.Load() {
+		if _, known := k.flowControl.Load(c.Host); known {
 			c.QPS, c.Burst = -1, -1
 			return c
 		}
 		c = kptWrap(c)
 		if c.QPS < 0 && c.Burst < 0 {
-			known.Store(true)
+			k.flowControl.Store(c.Host, true)
 		}
 		return c
 	}
