@@ -32,6 +32,10 @@ type DensePackage struct {
 	ConfigMaps int
 	// Value is every ConfigMap's data.value.
 	Value string
+	// FirstValue, when set, is instead the value of ConfigMap settings-0
+	// in each context's first Namespace (j < Contexts): changing it
+	// changes one object in every context.
+	FirstValue string
 	// Rollout, when set, is the ShardConfig's spec.rollout, indented as
 	// under spec (each line starting with two spaces). Contexts
 	// 0..Clusters-1 (one on each cluster) carry the label stage: canary,
@@ -101,7 +105,11 @@ func (p DensePackage) namespaceFile(j int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\n  labels:\n    %s: %s\n", ns, DenseContextLabel, p.ContextName(p.ContextOf(j)))
 	for c := range p.ConfigMaps {
-		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, p.Value)
+		value := p.Value
+		if c == 0 && j < p.Contexts && p.FirstValue != "" {
+			value = p.FirstValue
+		}
+		fmt.Fprintf(&b, "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings-%d\n  namespace: %s\ndata:\n  value: %q\n", c, ns, value)
 	}
 	return b.String()
 }
