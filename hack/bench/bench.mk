@@ -44,3 +44,8 @@ bench-locks: tools-kpt tools-cluster ## an apply that changes every context, wit
 	cd $(BIN)/locks-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-locks-base ./cmd/shard-router
 	rm -rf $(BIN)/locks-base-src
 	BASE_BIN=$(BIN)/shard-router-locks-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyLocks' -benchtime 1x -timeout 30m ./test/e2e/
+
+.PHONY: bench-fleet
+BENCH_FLEET_SIZES ?= 16,64,256
+bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status, plan, split, a rollout; wall, CPU, peak RSS; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
+	BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 60m ./test/e2e/

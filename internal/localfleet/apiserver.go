@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -191,20 +190,9 @@ func (l *Launcher) StartControllerManager(a *APIServer) (*Proc, error) {
 // WriteKubeconfig writes a kubeconfig with one context per server, named
 // after it, as creds' user; the first is the current context.
 func WriteKubeconfig(path string, creds *Creds, servers ...*APIServer) error {
-	if len(servers) == 0 {
-		return errors.New("a kubeconfig needs at least one server")
+	contexts := make([]KubeContext, len(servers))
+	for i, s := range servers {
+		contexts[i] = KubeContext{Name: s.Name, Server: s}
 	}
-	var b strings.Builder
-	b.WriteString("apiVersion: v1\nkind: Config\ncurrent-context: " + servers[0].Name + "\nclusters:\n")
-	for _, s := range servers {
-		fmt.Fprintf(&b, "- name: %s\n  cluster:\n    server: %s\n    certificate-authority: %s\n", s.Name, s.URL, s.CAFile)
-	}
-	b.WriteString("users:\n- name: " + creds.User + "\n  user:\n    token: " + creds.Token + "\ncontexts:\n")
-	for _, s := range servers {
-		fmt.Fprintf(&b, "- name: %s\n  context:\n    cluster: %s\n    user: %s\n", s.Name, s.Name, creds.User)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(b.String()), 0o600)
+	return WriteKubeconfigContexts(path, creds, contexts)
 }

@@ -36,6 +36,11 @@ type Options struct {
 	ToolPath func(name string) (string, error)
 	// Log receives a line per step.
 	Log func(format string, args ...any)
+	// Dense, when set, starts a dense fleet instead of one cluster per
+	// context of Package: Dense.Clusters clusters shared by Dense.Contexts
+	// contexts, and the package Dense describes, written into the fleet
+	// directory (Fleet.Package). Package is then not read.
+	Dense *DensePackage
 }
 
 // Cluster is one cluster of a running fleet.
@@ -55,6 +60,10 @@ type Fleet struct {
 	Dir        string
 	Kubeconfig string
 	Clusters   []*Cluster
+	// Package is the generated package of a dense fleet ("" otherwise).
+	Package string
+	// Contexts are the kubeconfig's contexts.
+	Contexts []KubeContext
 }
 
 // Up starts one cluster per context of the package's ShardConfig: its
@@ -65,19 +74,33 @@ type Fleet struct {
 // detached: they keep running after this program exits, until Down. On
 // an error Up stops what it started.
 func Up(opts Options) (*Fleet, error) {
-	cfg, err := loadConfig(opts.Package)
-	if err != nil {
-		return nil, err
+	var cfg *config.Config
+	what := opts.Package
+	if opts.Dense != nil {
+		if err := opts.Dense.Validate(); err != nil {
+			return nil, fmt.Errorf("dense fleet: %w", err)
+		}
+		what = fmt.Sprintf("a dense fleet of %d contexts on %d clusters", opts.Dense.Contexts, opts.Dense.Clusters)
+	} else {
+		var err error
+		if cfg, err = loadConfig(opts.Package); err != nil {
+			return nil, err
+		}
 	}
 	dir, err := filepath.Abs(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareDir(dir, opts.Package); err != nil {
+	if err := prepareDir(dir, what); err != nil {
 		return nil, err
 	}
 	l := &Launcher{ToolPath: opts.ToolPath, Detach: true, PidDir: filepath.Join(dir, pidDir), Log: opts.Log}
-	f, err := start(l, cfg, dir)
+	var f *Fleet
+	if opts.Dense != nil {
+		f, err = startDense(l, *opts.Dense, dir)
+	} else {
+		f, err = start(l, cfg, dir)
+	}
 	if err != nil {
 		if _, downErr := Down(dir, nil); downErr != nil {
 			err = fmt.Errorf("%w; stopping what was started: %v", err, downErr)
@@ -103,9 +126,10 @@ func loadConfig(pkg string) (*config.Config, error) {
 	return cfg, nil
 }
 
-// prepareDir makes dir a fresh fleet directory. It refuses when a fleet
+// prepareDir makes dir a fresh fleet directory for what (a package, or
+// a dense fleet). It refuses when a fleet
 // runs there, or when dir exists and is not a fleet's.
-func prepareDir(dir, pkg string) error {
+func prepareDir(dir, what string) error {
 	if _, err := os.Stat(dir); err == nil {
 		if _, err := os.Stat(filepath.Join(dir, markerFile)); err != nil {
 			return fmt.Errorf("%s exists and is not a fleet directory (no %s): remove it or choose another", dir, markerFile)
@@ -126,7 +150,7 @@ func prepareDir(dir, pkg string) error {
 	if err := os.MkdirAll(filepath.Join(dir, pidDir), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, markerFile), []byte("A local fleet started by `make fleet` from "+pkg+"; `make fleet-down` stops it.\n"), 0o644)
+	return os.WriteFile(filepath.Join(dir, markerFile), []byte("A local fleet started by `make fleet` ("+what+"); `make fleet-down` stops it.\n"), 0o644)
 }
 
 // unsafeFileChars are those a context name may hold that a file name
@@ -152,7 +176,8 @@ func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := startControlPlanes(l, cfg, dir, creds, clusters); err != nil {
+	flagOf := func(i int, c *Cluster) string { return overrides(cfg, i, c.DataStores) }
+	if err := startControlPlanes(l, flagOf, dir, creds, clusters); err != nil {
 		return nil, err
 	}
 	servers := make([]*APIServer, len(clusters))
@@ -160,7 +185,49 @@ func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
 		servers[i] = c.API
 	}
 	f := &Fleet{Dir: dir, Kubeconfig: filepath.Join(dir, KubeconfigFile), Clusters: clusters}
-	return f, WriteKubeconfig(f.Kubeconfig, creds, servers...)
+	for _, s := range servers {
+		f.Contexts = append(f.Contexts, KubeContext{Name: s.Name, Server: s})
+	}
+	return f, WriteKubeconfigContexts(f.Kubeconfig, creds, f.Contexts)
+}
+
+// DensePackageDir is where a dense fleet's directory holds its package.
+const DensePackageDir = "package"
+
+// startDense starts the clusters of a dense fleet, each with one etcd, a
+// kube-apiserver and a kube-controller-manager, writes its package and a
+// kubeconfig of every context.
+func startDense(l *Launcher, p DensePackage, dir string) (*Fleet, error) {
+	creds, err := NewCreds(dir, User)
+	if err != nil {
+		return nil, err
+	}
+	clusters := make([]*Cluster, p.Clusters)
+	for j := range clusters {
+		c := &Cluster{Context: p.ClusterName(j), DataStores: map[string]*Etcd{}}
+		if c.Main, err = l.StartEtcd(dir, c.Context+"-etcd"); err != nil {
+			return nil, err
+		}
+		clusters[j] = c
+	}
+	for _, c := range clusters {
+		if err := c.Main.WaitReady(); err != nil {
+			return nil, err
+		}
+	}
+	if err := startControlPlanes(l, func(int, *Cluster) string { return "" }, dir, creds, clusters); err != nil {
+		return nil, err
+	}
+	servers := make([]*APIServer, len(clusters))
+	for j, c := range clusters {
+		servers[j] = c.API
+	}
+	f := &Fleet{Dir: dir, Kubeconfig: filepath.Join(dir, KubeconfigFile), Clusters: clusters,
+		Package: filepath.Join(dir, DensePackageDir), Contexts: p.KubeContexts(servers)}
+	if err := p.Write(f.Package); err != nil {
+		return nil, err
+	}
+	return f, WriteKubeconfigContexts(f.Kubeconfig, creds, f.Contexts)
 }
 
 // startEtcds starts every etcd of the fleet, then waits for them
@@ -193,11 +260,12 @@ func startEtcds(l *Launcher, cfg *config.Config, dir string) ([]*Cluster, error)
 	return clusters, nil
 }
 
-// startControlPlanes starts every kube-apiserver, waits for them, then
+// startControlPlanes starts every kube-apiserver, each with the
+// --etcd-servers-overrides value overrides gives it, waits for them, then
 // starts their controller managers.
-func startControlPlanes(l *Launcher, cfg *config.Config, dir string, creds *Creds, clusters []*Cluster) error {
+func startControlPlanes(l *Launcher, overrides func(int, *Cluster) string, dir string, creds *Creds, clusters []*Cluster) error {
 	for i, c := range clusters {
-		c.Overrides = overrides(cfg, i, c.DataStores)
+		c.Overrides = overrides(i, c)
 		var err error
 		if c.API, err = l.StartAPIServer(dir, c.Context, creds, c.Main, c.Overrides); err != nil {
 			return err

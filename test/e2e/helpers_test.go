@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,6 +192,10 @@ type result struct {
 	// Err is set when the command could not run or was killed (not for a
 	// non-zero exit).
 	Err error
+	// Wall is how long the process ran; Usage is its resource usage as
+	// wait4 reports it (CPU times, peak RSS), nil when it did not start.
+	Wall  time.Duration
+	Usage *syscall.Rusage
 }
 
 func (r result) String() string {
@@ -210,8 +215,12 @@ func run(ctx context.Context, spec cmdSpec, name string, args ...string) result 
 	cmd.Stdin = spec.Stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
 	err := cmd.Run()
-	res := result{Cmd: strings.Join(append([]string{name}, args...), " "), ExitCode: -1}
+	res := result{Cmd: strings.Join(append([]string{name}, args...), " "), ExitCode: -1, Wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		res.Usage, _ = cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	}
 	var exitErr *exec.ExitError
 	switch {
 	case err == nil:

@@ -11,6 +11,7 @@ import (
 	"github.com/kptdev/kpt/pkg/live"
 	"github.com/kptdev/kpt/pkg/printer"
 	kptstatus "github.com/kptdev/kpt/pkg/status"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cli-utils/pkg/apply"
@@ -105,7 +106,42 @@ func (r *run) installResourceGroupCRD(ctx context.Context, t *target) error {
 	}
 	r.log.printf(t.name, "installing kpt's ResourceGroup CRD")
 	var out strings.Builder
-	return kptcmdutil.InstallResourceGroupCRD(printer.WithContext(ctx, printer.New(&out, &out)), t.factory)
+	if err := kptcmdutil.InstallResourceGroupCRD(printer.WithContext(ctx, printer.New(&out, &out)), t.factory); err != nil {
+		return err
+	}
+	return waitResourceGroupServed(ctx, t)
+}
+
+// rgServedTimeout bounds the wait for a ResourceGroup CRD another client
+// created to be served.
+const rgServedTimeout = time.Minute
+
+// waitResourceGroupServed waits until the context's REST mapper knows
+// kpt's ResourceGroup kind. kpt's installer waits for the CRD it creates
+// and resets the mapper, but returns at once when the create finds the CRD
+// already there: created a moment ago by another client, such as another
+// context of this run on the same cluster (contexts that share a cluster,
+// as in a dense local fleet), or another runner. Without the wait, the
+// mapper keeps its discovery from before the CRD, and the apply fails
+// with `no matches for kind "ResourceGroup"`.
+func waitResourceGroupServed(ctx context.Context, t *target) error {
+	mapper, err := t.factory.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, rgServedTimeout)
+	defer cancel()
+	for {
+		if kptcmdutil.VerifyResourceGroupCRD(t.factory) == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the ResourceGroup CRD is not served after %s: %w", rgServedTimeout, ctx.Err())
+		case <-time.After(250 * time.Millisecond):
+		}
+		meta.MaybeResetRESTMapper(mapper)
+	}
 }
 
 // waitingEvery is how often a context waiting for its objects says which.

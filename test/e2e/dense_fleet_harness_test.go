@@ -1,0 +1,89 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/shard-router/shard-router/internal/localfleet"
+)
+
+// denseFleet is a dense fleet (localfleet.Dense, issue 36) bound to a test:
+// Clusters clusters shared by Contexts kube contexts, context i on cluster
+// i % Clusters. It measures the cost of a context, not of a cluster process;
+// real clusters are one context each. Each cluster is an etcd and a
+// kube-apiserver writing its audit log (audit_test.go), without a
+// controller manager: the dense packages hold Namespaces and ConfigMaps,
+// Current as soon as they exist, and a Deployment never becomes Current.
+type denseFleet struct {
+	localfleet.Dense
+	apis       []*clusterAPIServer
+	etcds      []*clusterEtcd
+	kubeconfig string
+}
+
+// startDenseFleet starts the clusters of d in dir, waits for them, and
+// writes dir/kubeconfig with every context.
+func startDenseFleet(t testing.TB, dir string, d localfleet.Dense) *denseFleet {
+	t.Helper()
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	f := &denseFleet{Dense: d, kubeconfig: filepath.Join(dir, "kubeconfig")}
+	creds := clusterNewCreds(t, dir)
+	for j := range d.Clusters {
+		f.etcds = append(f.etcds, clusterStartEtcd(t, dir, d.ClusterName(j)+"-etcd"))
+	}
+	for _, e := range f.etcds {
+		e.waitReady(t)
+	}
+	servers := make([]*localfleet.APIServer, d.Clusters)
+	for j := range d.Clusters {
+		f.apis = append(f.apis, clusterStartAPIServer(t, dir, d.ClusterName(j), creds, f.etcds[j], ""))
+	}
+	for j, a := range f.apis {
+		a.waitReady(t)
+		servers[j] = a.srv
+	}
+	if err := localfleet.WriteKubeconfigContexts(f.kubeconfig, creds, d.KubeContexts(servers)); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// api is the kube-apiserver of context i.
+func (f *denseFleet) api(i int) *clusterAPIServer { return f.apis[f.ClusterOf(i)] }
+
+// stop stops every process of the fleet now (t's clean-up would at its
+// end), so that a benchmark's next fleet does not share the machine with
+// this one.
+func (f *denseFleet) stop() {
+	for _, a := range f.apis {
+		a.proc.stop()
+	}
+	for _, e := range f.etcds {
+		e.proc.stop()
+	}
+}
+
+// auditMarks are where every cluster's audit log ends now.
+func (f *denseFleet) auditMarks(t testing.TB) []int64 {
+	t.Helper()
+	marks := make([]int64, len(f.apis))
+	for j, a := range f.apis {
+		marks[j] = a.auditMark(t)
+	}
+	return marks
+}
+
+// objectWritesSince are the writes to the user's objects (shard-router's
+// Leases left out) every cluster received since marks.
+func (f *denseFleet) objectWritesSince(t testing.TB, marks []int64) []auditEvent {
+	t.Helper()
+	var out []auditEvent
+	for j, a := range f.apis {
+		out = append(out, a.objectWritesSince(t, marks[j])...)
+	}
+	return out
+}
