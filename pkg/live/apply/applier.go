@@ -100,7 +100,7 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 // installResourceGroupCRD installs or updates kpt's ResourceGroup CRD as
 // kpt live apply does (--install-resource-group, its default).
 func (r *run) installResourceGroupCRD(ctx context.Context, t *target) error {
-	install := kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !live.ResourceGroupCRDMatched(t.factory)
+	install := kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !r.resourceGroupCRDMatched(t)
 	if !install {
 		return nil
 	}
@@ -110,6 +110,26 @@ func (r *run) installResourceGroupCRD(ctx context.Context, t *target) error {
 		return err
 	}
 	return waitResourceGroupServed(ctx, t)
+}
+
+// resourceGroupCRDMatched reports whether the cluster's ResourceGroup CRD
+// is the one kpt installs (live.ResourceGroupCRDMatched), asked once per
+// cluster in a run: kpt parses its embedded CRD and reads the cluster's
+// on every call, 15% of a no-change apply's CPU at 256 contexts on 4
+// clusters. Only a match is kept, per cluster identity; a context whose
+// identity is unknown asks for itself.
+func (r *run) resourceGroupCRDMatched(t *target) bool {
+	uid := t.identity.UID
+	if _, ok := r.crdMatched.Load(uid); ok && uid != "" {
+		return true
+	}
+	if !live.ResourceGroupCRDMatched(t.factory) {
+		return false
+	}
+	if uid != "" {
+		r.crdMatched.Store(uid, true)
+	}
+	return true
 }
 
 // rgServedTimeout bounds the wait for a ResourceGroup CRD another client

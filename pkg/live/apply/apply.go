@@ -209,6 +209,9 @@ type run struct {
 	// contexts whose lock this run took.
 	fleet *fleet
 	held  []*target
+	// crdMatched holds the clusters (by identity) whose ResourceGroup CRD
+	// is the one kpt installs.
+	crdMatched sync.Map
 }
 
 // outDir is OUT_DIR, what each context last received.

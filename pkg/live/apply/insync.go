@@ -4,7 +4,6 @@ import (
 	"context"
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
-	"github.com/kptdev/kpt/pkg/live"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/status"
@@ -23,7 +22,7 @@ func (r *run) inSync(ctx context.Context, t *target) bool {
 		!t.live.Found || !t.live.Objects.Equal(t.objects) {
 		return false
 	}
-	if kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !live.ResourceGroupCRDMatched(t.factory) {
+	if kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !r.resourceGroupCRDMatched(t) {
 		return false
 	}
 	reader, err := status.NewReader(t.factory)
