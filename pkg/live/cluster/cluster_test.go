@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"errors"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -281,5 +282,69 @@ func TestFactoryAsksAboutFlowControlOnce(t *testing.T) {
 				t.Errorf("%d flow-control pings after a second context on the server, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestFactoryFromTheLoadedKubeconfig: each context's factory gives the REST
+// config kubectl's ConfigFlags give for that context, from the kubeconfig
+// read once: its server, credentials and TLS settings; and one discovery
+// client, kept for the factory's life.
+func TestFactoryFromTheLoadedKubeconfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	writeFile(t, path, kubeconfig)
+	k, err := cluster.LoadKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"shard-a", "shard-b"} {
+		flags := genericclioptions.NewConfigFlags(true)
+		flags.KubeConfig, flags.Context = &path, &name
+		want, err := flags.ToRESTConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := k.Factory(name)
+		got, err := f.ToRESTConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Host != want.Host || got.BearerToken != want.BearerToken || got.TLSClientConfig.Insecure != want.TLSClientConfig.Insecure ||
+			string(got.TLSClientConfig.CAData) != string(want.TLSClientConfig.CAData) || got.TLSClientConfig.CAFile != want.TLSClientConfig.CAFile {
+			t.Errorf("%s: REST config %s (token %q), ConfigFlags give %s (token %q)", name, got.Host, got.BearerToken, want.Host, want.BearerToken)
+		}
+		if got.UserAgent != cluster.UserAgent {
+			t.Errorf("%s: user agent %q, want %q", name, got.UserAgent, cluster.UserAgent)
+		}
+		d1, err1 := f.ToDiscoveryClient()
+		d2, err2 := f.ToDiscoveryClient()
+		if err1 != nil || err2 != nil || d1 != d2 {
+			t.Errorf("%s: two discovery clients (%v, %v), want one per factory", name, err1, err2)
+		}
+	}
+}
+
+// Contexts that name the same cluster and user entries share one discovery
+// client (one read of discovery per cluster in a run); another cluster
+// entry gets its own.
+func TestFactoriesShareDiscoveryPerClusterAndUser(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "config")
+	writeFile(t, path, strings.Replace(kubeconfig, "current-context:", "- name: shard-c\n  context: {cluster: one, user: u}\ncurrent-context:", 1))
+	k, err := cluster.LoadKubeconfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	discovery := map[string]any{}
+	for _, name := range []string{"shard-a", "shard-b", "shard-c"} {
+		d, err := k.Factory(name).ToDiscoveryClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		discovery[name] = d
+	}
+	if discovery["shard-a"] != discovery["shard-c"] {
+		t.Error("shard-a and shard-c name the same cluster and user, and have two discovery clients")
+	}
+	if discovery["shard-a"] == discovery["shard-b"] {
+		t.Error("shard-a and shard-b reach different clusters, and share a discovery client")
 	}
 }

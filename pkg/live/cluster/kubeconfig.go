@@ -29,6 +29,9 @@ type Kubeconfig struct {
 	// flowControl holds the servers found to have flow control (see
 	// rememberFlowControl), shared by every context on the same server.
 	flowControl sync.Map
+	// discovery holds the discovery client and REST mapper of each cluster
+	// and user entry, shared by the contexts that name both (getter.go).
+	discovery sync.Map
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows
@@ -113,19 +116,22 @@ func (k *Kubeconfig) Require(contexts []string) error {
 // its own (kpt commands/util.NewFactory): kubectl's config flags with the
 // kubeconfig and the context set, kpt's client-side throttling (none when
 // the apiserver has flow control, else at least 30 QPS), and a user agent.
-// Each call returns a new factory, with its own discovery cache; the
-// apiserver is asked about flow control once per server, for every context
-// that reaches it (see rememberFlowControl).
+// Each call returns a new factory, made from the kubeconfig read once
+// (contextGetter); contexts that name the same cluster and user entries
+// share one discovery client and REST mapper, and the apiserver is asked
+// about flow control once per server, for every context that reaches it
+// (see rememberFlowControl).
 func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	flags := genericclioptions.NewConfigFlags(true)
-	if k.Path != "" {
-		flags.KubeConfig = &k.Path
-	}
-	ctx := context
-	flags.Context = &ctx
 	kptutil.UpdateQPS(flags)
-	flags.WrapConfigFn = k.rememberFlowControl(flags.WrapConfigFn)
-	return cmdutil.NewFactory(&cfgflags.UserAgentKubeConfigFlags{Delegate: flags, UserAgent: UserAgent})
+	overrides := &clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults, CurrentContext: context}
+	getter := &contextGetter{loader: clientcmd.NewNonInteractiveClientConfig(k.raw, context, overrides, nil),
+		wrap: k.rememberFlowControl(flags.WrapConfigFn), shared: &sharedDiscovery{}}
+	if c := k.raw.Contexts[context]; c != nil {
+		shared, _ := k.discovery.LoadOrStore(c.Cluster+"\x00"+c.AuthInfo, getter.shared)
+		getter.shared = shared.(*sharedDiscovery)
+	}
+	return cmdutil.NewFactory(&cfgflags.UserAgentKubeConfigFlags{Delegate: getter, UserAgent: UserAgent})
 }
 
 // rememberFlowControl wraps kpt's throttling (UpdateQPS), which asks the
