@@ -65,7 +65,7 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WAVE\tSTATUS\tCONTEXTS\tERROR")
 	for _, wv := range r.Waves {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wv.Name, wv.Status, joinNames(wv.Contexts), wv.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wv.Name, wv.Status, someNames(wv.Contexts), wv.Error)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -102,6 +102,18 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 		fmt.Fprintln(w, "Paused (--until-wave): the Pending waves are applied by the next apply.")
 	}
 	return nil
+}
+
+// waveNamesLimit caps the contexts the text report names per wave: a
+// wave of hundreds stays one readable line (-o json names them all).
+const waveNamesLimit = 10
+
+// someNames joins at most waveNamesLimit names, then says how many more.
+func someNames(names []string) string {
+	if len(names) <= waveNamesLimit {
+		return joinNames(names)
+	}
+	return fmt.Sprintf("%s and %d more", joinNames(names[:waveNamesLimit]), len(names)-waveNamesLimit)
 }
 
 func joinNames(names []string) string {

@@ -138,7 +138,16 @@ func wantOrder(t *testing.T, what string, got []string, first []int) {
 
 func TestApplyReportAt256Contexts(t *testing.T) {
 	r := apply256()
+	var rest []string
+	for i := 1; i < fleetSize; i++ {
+		rest = append(rest, ctxName(i))
+	}
+	r.Waves = []v1alpha1.WaveApply{{Name: "canary", Contexts: []string{ctxName(0)}, Status: v1alpha1.WaveApplied},
+		{Name: "rest", Contexts: rest, Status: v1alpha1.WaveApplied, Error: "2 of 255 context(s) failed, within maxFailures 5"}}
 	text := render(t, func(b *bytes.Buffer) error { return RenderApplyText(b, r) })
+	if !strings.Contains(text, "\nrest    Applied  "+strings.Join(rest[:10], ", ")+" and 245 more  2 of 255") {
+		t.Errorf("the waves do not name 10 contexts, then count the rest:\n%s", text[strings.Index(text, "WAVE"):])
+	}
 	if first, _, _ := strings.Cut(text, "\n"); first != "256 context(s): 250 applied, 4 unchanged, 2 failed; the apply failed." {
 		t.Errorf("first line %q, want the contexts counted by status", first)
 	}

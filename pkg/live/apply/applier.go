@@ -133,6 +133,7 @@ type collector struct {
 	pruning                bool
 }
 
+// newCollector is the collector of one phase of t.
 func newCollector(r *run, t *target) *collector {
 	return &collector{r: r, t: t, status: map[object.ObjMetadata]string{}, pending: map[object.ObjMetadata]bool{}}
 }
