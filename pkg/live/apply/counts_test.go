@@ -140,3 +140,15 @@ func TestCountsMeanOneThing(t *testing.T) {
 		})
 	}
 }
+
+// TestUnchangedSaysSoOnce: a context that needs no write says so in one
+// line, its outcome.
+func TestUnchangedSaysSoOnce(t *testing.T) {
+	var out strings.Builder
+	r := &run{opts: Options{DryRun: true}, log: &progress{w: &out}}
+	tg := &target{name: "C", report: v1alpha1.ContextApply{Name: "C", Objects: 3}}
+	r.skipInSync(tg)
+	if want := "C: unchanged: every object matches the package and is Current: nothing to apply\n"; out.String() != want || tg.report.Status != v1alpha1.ApplyUnchanged {
+		t.Errorf("%s progress:\n%swant:\n%s", tg.report.Status, out.String(), want)
+	}
+}
