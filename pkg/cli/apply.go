@@ -115,7 +115,8 @@ apply resumes, its contexts already holding the new package Unchanged. A move
 into a later wave's context keeps the old copy until that wave has the new one
 Current. With onFailure: Rollback (or --on-failure rollback), a halted rollout
 applies again, newest wave first and with the same handoffs, the package each
-context it changed held before it (failed ones included): those end RolledBack,
+context it changed held before it (failed ones included): those and their
+waves end RolledBack (the waves' errors name the wave that halted, and why),
 OUT_DIR holds those packages again, and the run exits 1. Until a rollout
 completes, OUT_DIR/` + outdir.RolloutDir + ` keeps those packages, so that
 apply --rollback --out OUT_DIR rolls the last unfinished rollout back by hand,

@@ -89,8 +89,9 @@ objects are read with one list per kind and namespace (a get each when
 there are fewer than 16). A context that cannot be reached is reported as
 unreachable and never hides the others.
 
-Formats: table (default: one line per context, then the objects that need
-attention), markdown (for a pull request or an incident channel), html (one
+Formats: table (default: the headline, one line per context, unreachable or
+failed first, then those that need attention, then those in sync; then the
+objects that need attention, 50 per context at most), markdown (for a pull request or an incident channel), html (one
 self-contained page: the fleet matrix, then the objects that need attention;
 no script, nothing loaded from elsewhere), json and yaml (a FleetStatus,
 apiVersion shardrouter.dev/v1alpha1).

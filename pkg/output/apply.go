@@ -9,22 +9,25 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
-// RenderApplyText renders an apply report for people: one line per
-// context, the handoffs, the objects held in both clusters, warnings and
-// errors.
+// RenderApplyText renders an apply report for people: the headline (the
+// contexts counted by status), one line per context (failed first, then
+// rolled back, then the rest), each failed object, the waves, the
+// handoffs, the objects held in both clusters, warnings and errors.
 func RenderApplyText(w io.Writer, r *v1alpha1.ApplyReport) error {
-	if r.DryRun {
-		fmt.Fprintln(w, "Dry run (server side): no cluster and no file was changed.")
-	}
+	fmt.Fprintln(w, applyHeadline(r))
+	contexts := applyOrder(r)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSTATUS\tOBJECTS\tAPPLIED\tRECONCILED\tPRUNED\tFAILED\tERROR")
-	for _, c := range r.Contexts {
+	for _, c := range contexts {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", c.Name, c.Status, c.Objects, c.Applied, c.Reconciled, c.Pruned, c.Failed, c.Error)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, c := range r.Contexts {
+	if slices.ContainsFunc(contexts, func(c v1alpha1.ContextApply) bool { return len(c.Failures) > 0 }) {
+		fmt.Fprintln(w)
+	}
+	for _, c := range contexts {
 		for _, f := range c.Failures {
 			fmt.Fprintf(w, "%s: %s\n", c.Name, f)
 		}
@@ -62,7 +65,7 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "WAVE\tSTATUS\tCONTEXTS\tERROR")
 	for _, wv := range r.Waves {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wv.Name, wv.Status, joinNames(wv.Contexts), wv.Error)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", wv.Name, wv.Status, someNames(wv.Contexts), wv.Error)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -91,6 +94,18 @@ func renderWaves(w io.Writer, r *v1alpha1.ApplyReport) error {
 		fmt.Fprintln(w, "Paused (--until-wave): the Pending waves are applied by the next apply.")
 	}
 	return nil
+}
+
+// waveNamesLimit caps the contexts the text report names per wave: a
+// wave of hundreds stays one readable line (-o json names them all).
+const waveNamesLimit = 10
+
+// someNames joins at most waveNamesLimit names, then says how many more.
+func someNames(names []string) string {
+	if len(names) <= waveNamesLimit {
+		return joinNames(names)
+	}
+	return fmt.Sprintf("%s and %d more", joinNames(names[:waveNamesLimit]), len(names)-waveNamesLimit)
 }
 
 func joinNames(names []string) string {

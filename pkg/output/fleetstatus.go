@@ -125,21 +125,24 @@ func driftText(d v1alpha1.Drift) string {
 	return strings.Join(d, ",")
 }
 
-// RenderStatusTable renders a fleet status for a terminal: OUT_DIR's
-// unfinished rollout when there is one, one line per context, the
-// headline, each context's last apply and lock when a cluster recorded
-// one, each failed context's error, then the objects that need attention,
-// per context.
+// RenderStatusTable renders a fleet status for a terminal: the headline,
+// OUT_DIR's unfinished rollout when there is one, one line per context
+// (unreachable or failed first, then those that need attention, then
+// those in sync), each context's last apply and lock when a cluster
+// recorded one, each failed context's error, then the objects that need
+// attention, per context in the same order, at most TableListLimit each.
 func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	var buf bytes.Buffer
+	fmt.Fprintf(w, "%s\n\n", statusHeadline(s))
 	if r := s.Rollout; r != nil {
 		if err := writeRolloutText(w, r, &buf); err != nil {
 			return err
 		}
 	}
+	contexts := statusOrder(s)
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSTATE\tINVENTORY\tOBJECTS\tCURRENT\tNOT-CURRENT\tDRIFTED\tEXTRA\tNOT-APPLIED")
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		n := countContext(c)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", c.Name, contextState(c), c.Inventory.State,
 			n.objects, n.current, n.notCurrent, n.drifted, inventoryCount(c, n.extra), inventoryCount(c, n.notApplied))
@@ -147,9 +150,8 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	if err := flushTrimmed(w, tw, &buf); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s\n", statusHeadline(s))
 	if hasRecords(s) {
-		if err := writeRecordsText(w, s, &buf); err != nil {
+		if err := writeRecordsText(w, contexts, &buf); err != nil {
 			return err
 		}
 	}
@@ -158,17 +160,17 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 			return err
 		}
 	}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		if c.Inventory.EngineKeeps() {
 			fmt.Fprintf(w, "\n%s: %s\n", c.Name, c.Inventory.Note)
 		}
 	}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		if c.Error != "" {
 			fmt.Fprintf(w, "\n%s: %s: %s\n", c.Name, contextState(c), c.Error)
 		}
 	}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		n := countContext(c)
 		if n.attention == 0 {
 			continue
@@ -176,13 +178,18 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 		fmt.Fprintf(w, "\nNeeds attention in %s (%d):\n", c.Name, n.attention)
 		tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  OBJECT\tSTATUS\tINVENTORY\tDRIFT\tNOTE")
+		listed := 0
 		for _, o := range c.Objects {
-			if o.NeedsAttention() {
+			if o.NeedsAttention() && listed < TableListLimit {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", o.ObjectRef, o.Status, o.Inventory, driftText(o.Drift), attentionNote(o))
+				listed++
 			}
 		}
 		if err := flushTrimmed(w, tw, &buf); err != nil {
 			return err
+		}
+		if listed < n.attention {
+			fmt.Fprintf(w, "  ... and %d more (-o json lists them all)\n", n.attention-listed)
 		}
 	}
 	return nil
@@ -208,7 +215,9 @@ func flushTrimmed(w io.Writer, tw *tabwriter.Writer, buf *bytes.Buffer) error {
 // MarkdownLimit however big the fleet: the headline; OUT_DIR's unfinished
 // rollout; a warning line per failed context; a summary table; each
 // context's last apply and lock when a cluster recorded one; then one
-// collapsed section per context that needs attention. What does not fit
+// collapsed section per context that needs attention. The contexts come
+// unreachable or failed first, then those that need attention, then
+// those in sync. What does not fit
 // is left out, counted in a note under the headline.
 func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	head := "### shard-router status\n\n**" + statusHeadline(s) + "**\n\n"
@@ -217,8 +226,9 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	if r := s.Rollout; r != nil {
 		m.rollout(r)
 	}
+	contexts := statusOrder(s)
 	var warns []string
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		if c.Error != "" {
 			warns = append(warns, fmt.Sprintf("> :no_entry: `%s` is **%s**: %s\n", cell(c.Name), contextState(c), escape(c.Error)))
 		} else if c.Inventory.State == v1alpha1.InventoryMissing {
@@ -237,7 +247,7 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	}
 	rows := []string{"| context | state | inventory | objects | current | not current | drifted | extra | not applied |\n" +
 		"| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		n := countContext(c)
 		extra, notApplied := bold(n.extra), bold(n.notApplied)
 		if c.Inventory.EngineKeeps() {
@@ -248,12 +258,12 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	}
 	m.lines(rows, "summary rows")
 	if hasRecords(s) {
-		m.records(s)
+		m.records(contexts)
 	}
 	if len(s.Gates) > 0 {
 		m.gates(s.Gates)
 	}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		m.attention(c)
 	}
 	_, err := io.WriteString(w, head+m.note()+m.b.String())
@@ -281,9 +291,9 @@ func (m *mdWriter) rollout(r *v1alpha1.RolloutSummary) {
 
 // records is each context's last apply, cluster and lock, for the
 // contexts whose cluster says something.
-func (m *mdWriter) records(s *v1alpha1.FleetStatus) {
+func (m *mdWriter) records(contexts []v1alpha1.ContextStatus) {
 	rows := []string{"\n| context | serial | applied by | applied at | outcome | cluster UID | lock |\n| --- | ---: | --- | --- | --- | --- | --- |\n"}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		r := c.Record
 		if r == nil {
 			continue
@@ -369,11 +379,11 @@ func writeRolloutText(w io.Writer, r *v1alpha1.RolloutSummary, buf *bytes.Buffer
 
 // writeRecordsText is each context's last apply, cluster and lock, for
 // the contexts whose cluster says something, then the errors reading it.
-func writeRecordsText(w io.Writer, s *v1alpha1.FleetStatus, buf *bytes.Buffer) error {
+func writeRecordsText(w io.Writer, contexts []v1alpha1.ContextStatus, buf *bytes.Buffer) error {
 	fmt.Fprint(w, "\nLast apply per context (its cluster's record):\n")
 	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  CONTEXT\tSERIAL\tAPPLIED-BY\tAPPLIED-AT\tOUTCOME\tCLUSTER-UID\tLOCK")
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		if r := c.Record; r != nil {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, recordSerial(r), orDash(r.AppliedBy), recordTime(r.AppliedAt),
 				recordOutcome(r), orDash(r.ClusterUID), lockText(r.Lock))
@@ -382,7 +392,7 @@ func writeRecordsText(w io.Writer, s *v1alpha1.FleetStatus, buf *bytes.Buffer) e
 	if err := flushTrimmed(w, tw, buf); err != nil {
 		return err
 	}
-	for _, c := range s.Contexts {
+	for _, c := range contexts {
 		if c.Record != nil && c.Record.Error != "" {
 			fmt.Fprintf(w, "  %s: record not read in full: %s\n", c.Name, c.Record.Error)
 		}

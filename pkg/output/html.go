@@ -53,6 +53,9 @@ type statusRow struct {
 type attentionGroup struct {
 	Name    string
 	Objects []attentionObject
+	// More counts the objects that need attention beyond Objects, the
+	// first TableListLimit: a page of hundreds of contexts stays usable.
+	More int
 }
 
 // attentionObject is one object that needs attention, with a signal for
@@ -95,11 +98,13 @@ func inventorySignal(o v1alpha1.ObjectStatus) signal {
 }
 
 // RenderStatusHTML renders a fleet status as a page: the headline, each
-// failed context's error, the fleet matrix (one row per context), then the
-// objects that need attention, grouped by context.
+// failed context's error, the fleet matrix (one row per context:
+// unreachable or failed first, then those that need attention, then those
+// in sync), then the objects that need attention, grouped by context, at
+// most TableListLimit per context.
 func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 	v := statusView{Doc: s, Headline: statusHeadline(s)}
-	for _, c := range s.Contexts {
+	for _, c := range statusOrder(s) {
 		n := countContext(c)
 		row := statusRow{ContextStatus: c, State: contextState(c), Signal: contextSignal(c), Objects: n.objects, Current: n.current,
 			NotCurrent: n.notCurrent, Drifted: n.drifted, Extra: n.extra, NotApplied: n.notApplied, Att: n.attention}
@@ -118,7 +123,9 @@ func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 		}
 		g := attentionGroup{Name: c.Name}
 		for _, o := range c.Objects {
-			if o.NeedsAttention() {
+			if o.NeedsAttention() && len(g.Objects) == TableListLimit {
+				g.More++
+			} else if o.NeedsAttention() {
 				g.Objects = append(g.Objects, attentionObject{ObjectStatus: o, Ref: o.ObjectRef.String(), Note: attentionNote(o),
 					StatusSig: statusSignal(o), InventorySig: inventorySignal(o)})
 			}

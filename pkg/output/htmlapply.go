@@ -12,14 +12,17 @@ import (
 // their promotion gates (issue 34).
 
 // RenderApplyHTML renders an apply report as a page: the headline; the
-// errors; one row per context; the rollout's waves, each with its gates'
+// errors; one row per context (failed first, then rolled back, then the
+// rest); the rollout's waves, each with its gates'
 // results in each context and their last measurements; the handoffs, the
 // objects held in both clusters and the warnings.
 func RenderApplyHTML(w io.Writer, r *v1alpha1.ApplyReport) error {
 	return writePage(w, func(p *page) { writeApplyReport(p, r) })
 }
 
-// applyHeadline sums up a report in one sentence.
+// applyHeadline sums up a report in one sentence: the contexts counted by
+// status, and whether the apply failed or paused. The text report and the
+// page start with it.
 func applyHeadline(r *v1alpha1.ApplyReport) string {
 	counts := map[v1alpha1.ApplyStatus]int{}
 	for _, c := range r.Contexts {
@@ -97,7 +100,7 @@ func writeApplyReport(p *page, r *v1alpha1.ApplyReport) {
 <thead><tr><th>context</th><th>status</th><th class="n">objects</th><th class="n">applied</th><th class="n">reconciled</th><th class="n">pruned</th><th class="n">failed</th><th>error</th></tr></thead>
 <tbody>
 `)
-	for _, c := range r.Contexts {
+	for _, c := range applyOrder(r) {
 		p.m(`<tr data-context="`).t(c.Name).m(`"><td><code>`).t(c.Name).m(`</code></td><td data-label="status">`)
 		p.badge(applySignal(c.Status), string(c.Status))
 		p.m(`</td><td class="n" data-label="objects">`).n(c.Objects).m(`</td><td class="n" data-label="applied">`).n(c.Applied).

@@ -186,7 +186,7 @@ func writeEngine(p *page, e *v1alpha1.EngineStatus) {
 
 // writeAttention is one context's objects that need attention.
 func writeAttention(p *page, g attentionGroup) {
-	p.m(`<section data-attention="`).t(g.Name).m("\">\n<h3><code>").t(g.Name).m("</code>: ").n(len(g.Objects)).m(` object(s) need attention</h3>
+	p.m(`<section data-attention="`).t(g.Name).m("\">\n<h3><code>").t(g.Name).m("</code>: ").n(len(g.Objects) + g.More).m(` object(s) need attention</h3>
 <table class="stack">
 <colgroup><col style="width:28%"><col style="width:11%"><col style="width:11%"><col style="width:22%"><col></colgroup>
 <thead><tr><th>object</th><th>status</th><th>inventory</th><th>drift</th><th>note</th></tr></thead>
@@ -203,7 +203,11 @@ func writeAttention(p *page, g attentionGroup) {
 		}
 		p.m(`</td><td data-label="note">`).t(o.Note).m("</td></tr>\n")
 	}
-	p.m("</tbody>\n</table>\n</section>\n")
+	p.m("</tbody>\n</table>\n")
+	if g.More > 0 {
+		p.m(`<p class="small">... and `).n(g.More).m(" more (<code>shard-router status -o json</code> lists them all)</p>\n")
+	}
+	p.m("</section>\n")
 }
 
 func (v planView) write(p *page) {

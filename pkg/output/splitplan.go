@@ -10,9 +10,10 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
-// TableListLimit caps the creates and the updates the table names per
-// context; prunes are always named in full: a deletion never hides in a
-// count.
+// TableListLimit caps the creates and the updates the plan's table names
+// per context (prunes are always named in full: a deletion never hides in
+// a count), and the objects that need attention the status table and page
+// name per context.
 const TableListLimit = 50
 
 // planTotals sums a plan's contexts.
@@ -66,12 +67,13 @@ func refusedText(refused bool) string {
 	return ""
 }
 
-// RenderPlanTable renders a plan for a terminal: one line per context,
-// the headline, the errors (a refusal first), the moves, datastore and etcd
+// RenderPlanTable renders a plan for a terminal: the headline, one line
+// per context (in config order, which is also the waves' order), the errors (a refusal first), the moves, datastore and etcd
 // override changes, the warnings, then per context the objects it prunes
 // (all), creates and updates (by name), and the diffs.
 func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	var buf bytes.Buffer
+	fmt.Fprintf(w, "%s\n\n", headline(p))
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	// The WAVE column only with spec.rollout: without it the table is
 	// as it always was.
@@ -97,7 +99,6 @@ func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	if err := flushTrimmed(w, tw, &buf); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "\n%s\n", headline(p))
 	list := func(title string, lines []string) {
 		if len(lines) > 0 {
 			fmt.Fprintf(w, "\n%s (%d):\n", title, len(lines))

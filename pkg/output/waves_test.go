@@ -26,7 +26,7 @@ func TestPlanWaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(table.String(), "\n")
-	for i, want := range []string{"WAVE    CONTEXT", "canary  eu-0", "rest    us-0"} {
+	for i, want := range []string{"No changes.", "", "WAVE    CONTEXT", "canary  eu-0", "rest    us-0"} {
 		if !strings.HasPrefix(lines[i], want) {
 			t.Errorf("table line %d = %q, want it to start with %q\n%s", i, lines[i], want, table.String())
 		}

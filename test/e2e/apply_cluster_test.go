@@ -467,6 +467,21 @@ func (a *applyE2E) moveHandsOff(t *testing.T) {
 	}
 	checkHandoff(t, samples, paths, [2]bool{true, false}, [2]bool{false, true})
 	t.Logf("%d samples over %s", len(samples), samples[len(samples)-1].at.Sub(samples[0].at).Round(time.Millisecond))
+	// Each count means one thing (issue 36): A, applied twice (with its
+	// kept copies, then without them), counts each object of its package
+	// once, and the objects it pruned as pruned only.
+	for _, c := range r.report.Contexts {
+		if c.Applied > c.Objects || c.Reconciled > c.Objects {
+			t.Errorf("context %s: objects %d, applied %d, reconciled %d: more applied or reconciled than its package holds", c.Name, c.Objects, c.Applied, c.Reconciled)
+		}
+		if c.Name == "A" && (c.Applied != c.Objects || c.Reconciled != c.Objects || c.Pruned != len(paths) || len(c.PrunedObjects) != len(paths)) {
+			t.Errorf("context A: objects %d, applied %d, reconciled %d, pruned %d; want %d applied and reconciled, %d pruned", c.Objects, c.Applied, c.Reconciled, c.Pruned, c.Objects, len(paths))
+		}
+	}
+	// Progress says each step of a phase once: A applies twice, prunes once.
+	if n, m := strings.Count(r.Stderr, "apply: A: waiting for the objects to be Current"), strings.Count(r.Stderr, "apply: A: pruning"); n != 2 || m != 1 {
+		t.Errorf("A's progress: %d waiting lines and %d pruning lines, want 2 and 1:\n%s", n, m, r.Stderr)
+	}
 	a.checkPlaced(t)
 	a.kptChangesNothing(t)
 }
@@ -550,6 +565,23 @@ func (a *applyE2E) refusedAndDryRun(t *testing.T) {
 		t.Errorf("a mass prune: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
 	clusterMentions(t, "the refusal", r.Stdout+r.Stderr, "mass-deletion guard", `"B"`)
+	// Allowed, the mass deletion is one warning per context (issue 36):
+	// the guard on OUT_DIR and the guard on the live inventory see one.
+	r = a.apply(t, "--allow-mass-prune", "--dry-run")
+	if r.ExitCode != 0 {
+		t.Errorf("an allowed mass prune, dry run: exit %d\n%s", r.ExitCode, r.result)
+	}
+	for _, name := range []string{"A", "B"} {
+		n := 0
+		for _, w := range r.report.Warnings {
+			if strings.Contains(w, "mass-deletion guard") && strings.Contains(w, fmt.Sprintf("context %q", name)) {
+				n++
+			}
+		}
+		if n > 1 || name == "B" && n != 1 {
+			t.Errorf("%d mass-deletion warnings about %s, want at most one (B: one):\n%s", n, name, strings.Join(r.report.Warnings, "\n"))
+		}
+	}
 
 	// OUT/B moved away: only B's live inventory says what it holds.
 	if err := os.Rename(filepath.Join(a.out, "B"), filepath.Join(saved, "out-B")); err != nil {

@@ -287,7 +287,7 @@ func (g *gatesE2E) healthy(t *testing.T) {
 
 // failing: R1's error ratio is 0.25, with onFailure Rollback: the
 // canary's error-rate gate fails R1 at its first measurement, the rollout
-// halts (wave canary Halted, "rolledback") and rolls the canary back (R1's ConfigMap holds v1 again, in the
+// halts and rolls the canary back (wave canary RolledBack, its error naming the halt) (R1's ConfigMap holds v1 again, in the
 // cluster and in OUT_DIR), and R2 and R3 get no write to an object.
 func (g *gatesE2E) failing(t *testing.T) {
 	g.push(t, map[string]float64{"R1": 0.25})
@@ -299,10 +299,12 @@ func (g *gatesE2E) failing(t *testing.T) {
 		t.Fatalf("a failing gate: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
 	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyRolledBack, "R2": v1alpha1.ApplySkipped, "R3": v1alpha1.ApplySkipped})
-	// The halted wave stays Halted; its error says it was rolled back.
-	requireWaves(t, r, v1alpha1.WaveHalted, v1alpha1.WaveSkipped)
-	if len(r.report.Waves) == 2 && !strings.HasSuffix(r.report.Waves[0].Error, "; rolledback") {
-		t.Errorf("the halted wave does not say it was rolled back: %q", r.report.Waves[0].Error)
+	// The halted wave is RolledBack, as apply --rollback reports it; its
+	// error says that it halted the rollout, and why.
+	requireWaves(t, r, v1alpha1.WaveRolledBack, v1alpha1.WaveSkipped)
+	if len(r.report.Waves) == 2 && (!strings.HasPrefix(r.report.Waves[0].Error, "rolled back: wave canary halted the rollout: ") ||
+		!strings.Contains(r.report.Waves[0].Error, "R1")) {
+		t.Errorf("the rolled back wave does not say that it halted the rollout, and why: %q", r.report.Waves[0].Error)
 	}
 	res := gateResult(r, "canary", "error-rate", "R1")
 	if res == nil || res.Phase != v1alpha1.GateFailed || len(res.Measurements) == 0 || res.Measurements[len(res.Measurements)-1].Value != "0.25" {

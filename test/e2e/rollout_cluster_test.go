@@ -657,7 +657,7 @@ func (e *rolloutE2E) kptChangesNothing(t *testing.T) {
 
 // rollbackDown: onFailure Rollback with R3's kube-apiserver down: R1 and
 // R2 get v5, R3 fails, wave rest halts, and R2 then R1 get v4 back (the
-// clusters' data and OUT_DIR), R3 Failed, exit 1.
+// clusters' data and OUT_DIR): both waves RolledBack, R3 Failed, exit 1.
 func (e *rolloutE2E) rollbackDown(t *testing.T) {
 	e.write(t, rolloutVersion{value: "v5", onFailure: "Rollback"})
 	e.api["R3"].proc.stop()
@@ -670,7 +670,13 @@ func (e *rolloutE2E) rollbackDown(t *testing.T) {
 		t.Fatalf("a rollout with R3 down: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
 	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"R1": v1alpha1.ApplyRolledBack, "R2": v1alpha1.ApplyRolledBack, "R3": v1alpha1.ApplyFailed})
-	requireWaves(t, r, v1alpha1.WaveRolledBack, v1alpha1.WaveHalted)
+	// Both waves are rolled back; their errors name the wave that halted.
+	requireWaves(t, r, v1alpha1.WaveRolledBack, v1alpha1.WaveRolledBack)
+	for _, w := range r.report.Waves {
+		if !strings.HasPrefix(w.Error, "rolled back: wave rest halted the rollout: ") || !strings.Contains(w.Error, "R3") {
+			t.Errorf("wave %s: %q does not say that wave rest halted the rollout, and why (R3)", w.Name, w.Error)
+		}
+	}
 	e.requireValues(t, map[string]string{"R1": "v4", "R2": "v4"})
 	if !strings.Contains(r.Stderr, "wave rest: rolling back") || !strings.Contains(r.Stderr, "wave canary: rolling back") ||
 		strings.Index(r.Stderr, "wave rest: rolling back") > strings.Index(r.Stderr, "wave canary: rolling back") {

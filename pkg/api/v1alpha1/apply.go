@@ -162,14 +162,24 @@ type ContextApply struct {
 	Status ApplyStatus `json:"status"`
 	// Error says why the context failed or was skipped.
 	Error string `json:"error,omitempty"`
-	// Objects counts the objects of the context's package.
+	// Objects counts the objects of the context's new package.
 	Objects int `json:"objects"`
-	// Applied, Reconciled and Pruned count what the cluster confirmed;
-	// Failed counts the objects that failed to apply, reconcile or prune.
-	Applied    int `json:"applied"`
+	// Applied counts the objects of the new package that this run applied
+	// (a server-side dry run with --dry-run), each once, however many
+	// phases applied it (a context that hands objects off is applied
+	// twice). The copies a context keeps of the objects it hands off are
+	// not of its package: Handoffs names them. An Unchanged context
+	// applied none.
+	Applied int `json:"applied"`
+	// Reconciled counts the objects of the new package that this run
+	// waited for and saw Current (none with --dry-run), each once.
 	Reconciled int `json:"reconciled"`
-	Pruned     int `json:"pruned"`
-	Failed     int `json:"failed"`
+	// Pruned counts the objects the run pruned from the cluster (its
+	// inventory held them, the new package does not): PrunedObjects.
+	Pruned int `json:"pruned"`
+	// Failed counts the objects that failed to apply, reconcile or prune,
+	// each once.
+	Failed int `json:"failed"`
 	// PrunedObjects are the objects pruned: deleted from the cluster, or
 	// dropped from its inventory and kept (cli-utils' on-remove: keep).
 	PrunedObjects []ObjectRef `json:"prunedObjects"`

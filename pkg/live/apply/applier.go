@@ -74,7 +74,7 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
-	c := &collector{r: r, t: t, status: map[object.ObjMetadata]string{}, pending: map[object.ObjMetadata]bool{}}
+	c := newCollector(r, t)
 	events := applier.Run(ctx, t.pkg.Inventory, objs, r.applierOptions())
 	tick := time.NewTicker(waitingEvery)
 	defer tick.Stop()
@@ -167,8 +167,10 @@ func waitResourceGroupServed(ctx context.Context, t *target) error {
 // waitingEvery is how often a context waiting for its objects says which.
 const waitingEvery = 10 * time.Second
 
-// collector folds the applier's events into a context's report and
-// progress lines.
+// collector folds the applier's events of one phase into a context's
+// report and progress lines: at most one line per step of the phase
+// (applied and waiting, pruning), however many groups kpt splits it into,
+// plus a line per object that fails.
 type collector struct {
 	r    *run
 	t    *target
@@ -178,6 +180,34 @@ type collector struct {
 	status map[object.ObjMetadata]string
 	// pending are the applied objects not yet reconciled.
 	pending map[object.ObjMetadata]bool
+	// applyGroups are the apply groups kpt planned (its InitEvent) and
+	// applyDone those finished; toApply and toPrune are the objects of
+	// its apply and prune groups, applied those this phase applied.
+	applyGroups, applyDone int
+	toApply, toPrune       int
+	applied                int
+	pruning                bool
+}
+
+// newCollector is the collector of one phase of t.
+func newCollector(r *run, t *target) *collector {
+	return &collector{r: r, t: t, status: map[object.ObjMetadata]string{}, pending: map[object.ObjMetadata]bool{}}
+}
+
+// tally holds each object once: what the report counts of a context,
+// however many phases applied it.
+type tally map[object.ObjMetadata]bool
+
+// add reports whether id is new to the tally.
+func (tl *tally) add(id object.ObjMetadata) bool {
+	if *tl == nil {
+		*tl = tally{}
+	}
+	if (*tl)[id] {
+		return false
+	}
+	(*tl)[id] = true
+	return true
 }
 
 // waiting says which objects the context still waits for.
@@ -198,7 +228,9 @@ func (c *collector) fail(id object.ObjMetadata, what string, err error) {
 	if err != nil {
 		msg += ": " + err.Error()
 	}
-	c.t.report.Failed++
+	if c.t.counted.failed.add(id) {
+		c.t.report.Failed++
+	}
 	c.t.report.Failures = append(c.t.report.Failures, msg)
 	c.errs = append(c.errs, msg)
 	c.r.log.printf(c.t.name, "%s", msg)
@@ -206,6 +238,8 @@ func (c *collector) fail(id object.ObjMetadata, what string, err error) {
 
 func (c *collector) event(e event.Event) {
 	switch e.Type {
+	case event.InitType:
+		c.init(e.InitEvent)
 	case event.ErrorType:
 		c.errs = append(c.errs, e.ErrorEvent.Err.Error())
 		c.r.log.printf(c.t.name, "error: %v", e.ErrorEvent.Err)
@@ -234,11 +268,29 @@ func (c *collector) event(e event.Event) {
 	}
 }
 
-// applyEvent counts an applied object, pending until reconciled.
+// init reads how many apply groups and objects kpt plans for the phase.
+func (c *collector) init(ie event.InitEvent) {
+	for _, g := range ie.ActionGroups {
+		switch g.Action {
+		case event.ApplyAction:
+			c.applyGroups++
+			c.toApply += len(g.Identifiers)
+		case event.PruneAction:
+			c.toPrune += len(g.Identifiers)
+		}
+	}
+}
+
+// applyEvent counts an applied object of the package (the copies a
+// context keeps of what it hands off are not its package's), pending
+// until reconciled.
 func (c *collector) applyEvent(ae event.ApplyEvent) {
 	switch ae.Status {
 	case event.ApplySuccessful:
-		c.t.report.Applied++
+		c.applied++
+		if c.t.objects.Contains(ae.Identifier) && c.t.counted.applied.add(ae.Identifier) {
+			c.t.report.Applied++
+		}
 		if !c.r.opts.DryRun {
 			c.pending[ae.Identifier] = true
 		}
@@ -256,7 +308,11 @@ func (c *collector) waitEvent(we event.WaitEvent) {
 	}
 	switch we.Status {
 	case event.ReconcileSuccessful:
-		c.t.report.Reconciled++
+		// Also sent for a pruned object once it is gone: only the
+		// package's objects count as reconciled.
+		if c.t.objects.Contains(we.Identifier) && c.t.counted.reconciled.add(we.Identifier) {
+			c.t.report.Reconciled++
+		}
 	case event.ReconcileTimeout:
 		c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
 	case event.ReconcileFailed:
@@ -269,9 +325,10 @@ func (c *collector) pruneEvent(pe event.PruneEvent) {
 	rep := &c.t.report
 	switch pe.Status {
 	case event.PruneSuccessful:
-		rep.Pruned++
-		rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
-		c.r.log.printf(c.t.name, "pruned %s", describe(pe.Identifier))
+		if c.t.counted.pruned.add(pe.Identifier) {
+			rep.Pruned++
+			rep.PrunedObjects = append(rep.PrunedObjects, refOf(pe.Identifier))
+		}
 	case event.PruneFailed:
 		c.fail(pe.Identifier, "prune failed", pe.Error)
 	case event.PruneSkipped:
@@ -290,15 +347,24 @@ func (c *collector) lastStatus(id object.ObjMetadata) string {
 	return "unknown"
 }
 
-// actionGroup reports where a context is: applying, waiting, pruning.
+// actionGroup reports where a context is, once per step of the phase:
+// applied (and waiting for Current) once its last apply group finished,
+// pruning when its first prune group starts.
 func (c *collector) actionGroup(e event.ActionGroupEvent) {
 	name := c.t.name
 	switch {
-	case e.Status == event.Started && e.Action == event.WaitAction:
-		c.r.log.printf(name, "waiting for the objects to be Current (at most %s)", c.r.opts.ReconcileTimeout)
-	case e.Status == event.Started && e.Action == event.PruneAction:
-		c.r.log.printf(name, "pruning")
 	case e.Status == event.Finished && e.Action == event.ApplyAction:
-		c.r.log.printf(name, "applied %d object(s)", c.t.report.Applied)
+		c.applyDone++
+		if c.applyDone != c.applyGroups || c.toApply == 0 {
+			return
+		}
+		if c.r.opts.DryRun {
+			c.r.log.printf(name, "%d of %d object(s) applied (server-side dry run)", c.applied, c.toApply)
+			return
+		}
+		c.r.log.printf(name, "waiting for the objects to be Current (at most %s): %d of %d object(s) applied", c.r.opts.ReconcileTimeout, c.applied, c.toApply)
+	case e.Status == event.Started && e.Action == event.PruneAction && !c.pruning:
+		c.pruning = true
+		c.r.log.printf(name, "pruning %d object(s)", c.toPrune)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"sort"
 	"sync"
 	"time"
@@ -205,6 +206,10 @@ type run struct {
 	record       *outdir.RolloutRecord
 	rollingBack  bool
 	rollbackHeld []v1alpha1.Handoff
+	// massWarned indexes, by context, the plan's mass-deletion warnings
+	// in the report's Warnings: the guard on the live inventory replaces
+	// the one of its context, so that a context is warned once.
+	massWarned map[string]int
 	// fleet are the checks and locks of the fleet (fleet.go); held the
 	// contexts whose lock this run took.
 	fleet *fleet
@@ -232,6 +237,7 @@ func (r *run) plan(in *input.Input) error {
 		return err
 	}
 	r.splitPlan, r.layout = doc, layout // routed once: apply writes what it planned
+	r.massWarned = map[string]int{}
 	seen := map[string]bool{}
 	for _, res := range layout.Results {
 		msg := res.Message
@@ -246,6 +252,9 @@ func (r *run) plan(in *input.Input) error {
 		case framework.Error:
 			r.report.Errors = append(r.report.Errors, msg)
 		case framework.Warning:
+			if ctx, ok := massPruneContext(res); ok {
+				r.massWarned[ctx] = len(r.report.Warnings)
+			}
 			r.report.Warnings = append(r.report.Warnings, msg)
 		}
 	}
@@ -257,6 +266,15 @@ func (r *run) plan(in *input.Input) error {
 		return ErrRefused
 	}
 	return nil
+}
+
+// massPruneContext is the context of the plan's mass-deletion warning
+// (plan's guard on OUT_DIR), if res is one.
+func massPruneContext(res *framework.Result) (string, bool) {
+	if res.Field == nil || res.Field.Path != "spec.pruneGuard" || res.File == nil {
+		return "", false
+	}
+	return path.Base(res.File.Path), true
 }
 
 // stage writes the new packages where kpt's loader reads them: a staging

@@ -115,7 +115,8 @@ func (r *run) checkDependsOn(placed placement) {
 }
 
 // guardLive is the mass-deletion guard on what each cluster's inventory
-// holds: what kpt live apply really prunes.
+// holds: what kpt live apply really prunes. Where the plan's guard (on
+// OUT_DIR) warned about the same context, this warning replaces it.
 func (r *run) guardLive() {
 	pol := r.cfg.Config.Policy
 	for _, t := range r.targets {
@@ -129,7 +130,14 @@ func (r *run) guardLive() {
 		msg := fmt.Sprintf("context %q: this apply would prune %d of the %d objects its ResourceGroup %s/%s holds in the cluster (such as %s): the mass-deletion guard",
 			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]))
 		if r.opts.Plan.AllowMassPrune || pol.AllowMassPrune {
-			r.report.Warnings = append(r.report.Warnings, msg+" (allowed by spec.allowMassPrune or --allow-mass-prune)")
+			msg += " (allowed by spec.allowMassPrune or --allow-mass-prune)"
+			if i, ok := r.massWarned[t.name]; ok {
+				// The plan's guard saw the same deletion in OUT_DIR: one
+				// warning, about what kpt really prunes.
+				r.report.Warnings[i] = msg
+				continue
+			}
+			r.report.Warnings = append(r.report.Warnings, msg)
 			continue
 		}
 		r.report.Errors = append(r.report.Errors, msg+"; check the package, and if the deletion is intended set spec.allowMassPrune: true or pass --allow-mass-prune")

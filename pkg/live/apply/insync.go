@@ -55,6 +55,5 @@ func (r *run) planUnchanged(t *target) bool {
 // its package, and its cluster its objects.
 func (r *run) skipInSync(t *target) {
 	t.firstDone, t.inSync = true, true
-	r.log.printf(t.name, "every object matches the package and is Current: nothing to apply")
-	r.commit(t)
+	r.commit(t) // says so, in one line
 }

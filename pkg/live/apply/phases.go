@@ -144,6 +144,8 @@ func (r *run) commit(t *target) {
 	t.report.Status = v1alpha1.ApplyApplied
 	if r.unchanged(t) {
 		t.report.Status = v1alpha1.ApplyUnchanged
+		r.log.printf(t.name, "unchanged: every object matches the package and is Current: nothing to apply")
+		return
 	}
 	r.log.printf(t.name, "%s: %d applied, %d reconciled, %d pruned", strings.ToLower(string(t.report.Status)),
 		t.report.Applied, t.report.Reconciled, t.report.Pruned)

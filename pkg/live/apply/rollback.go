@@ -173,6 +173,28 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 	}
 }
 
+// foldWaves reports the waves the rollback rb took back: RolledBack, as
+// apply --rollback reports them, each error naming the wave that halted
+// and why; a wave whose rollback failed is Halted, its error saying why.
+func (r *run) foldWaves(rb *run) {
+	halted := fmt.Sprintf("wave %s halted the rollout: %s", r.halted.plan.Name, r.halted.report.Error)
+	for _, bw := range rb.waves {
+		for _, w := range r.waves {
+			if w.plan.Name != bw.plan.Name {
+				continue
+			}
+			switch {
+			case bw.report.Status == v1alpha1.WaveRolledBack:
+				w.report.Status, w.report.Error = v1alpha1.WaveRolledBack, "rolled back: "+halted
+			case w == r.halted:
+				w.report.Error += "; then " + bw.report.Error
+			default:
+				w.report.Status, w.report.Error = bw.report.Status, bw.report.Error
+			}
+		}
+	}
+}
+
 // prepareRollback reads what a rollback needs of one context: as
 // prepare does, t.dir being its kept previous package.
 func (r *run) prepareRollback(ctx context.Context, kc *cluster.Kubeconfig, t *target) error {
@@ -199,21 +221,7 @@ func (r *run) rollBackAfterHalt(ctx context.Context, kc *cluster.Kubeconfig) {
 			}
 		}
 	}
-	for _, bw := range rb.waves {
-		for _, w := range r.waves {
-			if w.plan.Name != bw.plan.Name {
-				continue
-			}
-			if w.report.Status == v1alpha1.WaveHalted {
-				w.report.Error += "; " + strings.ToLower(string(bw.report.Status))
-				if bw.report.Error != "" {
-					w.report.Error += ": " + bw.report.Error
-				}
-			} else {
-				w.report.Status, w.report.Error = bw.report.Status, bw.report.Error
-			}
-		}
-	}
+	r.foldWaves(rb)
 	r.report.Handoffs = append(r.report.Handoffs, rb.report.Handoffs...)
 	r.rollbackHeld = rb.report.HeldInBoth
 	r.report.Warnings = append(r.report.Warnings, rb.report.Warnings...)

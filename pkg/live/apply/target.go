@@ -66,8 +66,11 @@ type target struct {
 	// context (lockAll).
 	recordOnly bool
 	// wave is the rollout wave it belongs to.
-	wave   *wave
-	report v1alpha1.ContextApply
+	wave *wave
+	// counted are the objects behind the report's counts, each once
+	// however many phases saw it.
+	counted struct{ applied, reconciled, pruned, failed tally }
+	report  v1alpha1.ContextApply
 }
 
 // fail records that the context failed and says so.
