@@ -121,15 +121,7 @@ func (f *FleetRecord) Restore(name string, c *FleetContext) error {
 	} else {
 		f.Contexts[name] = c
 	}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := f.path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), FileMode); err != nil {
-		return fmt.Errorf("recording context %q in %s: %w", name, f.path, err)
-	}
-	if err := os.Rename(tmp, f.path); err != nil {
+	if err := writeJSON(f.path, f); err != nil {
 		return fmt.Errorf("recording context %q in %s: %w", name, f.path, err)
 	}
 	return nil

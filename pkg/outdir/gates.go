@@ -82,13 +82,5 @@ func RecordGates(d *OutDir, waves []string, measured []v1alpha1.WaveGates) error
 	if slices.EqualFunc(r.Waves, old, func(a, b v1alpha1.WaveGates) bool { return a.Wave == b.Wave && a.MeasuredAt.Equal(&b.MeasuredAt) }) {
 		return nil
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := filepath.Join(d.Path, GatesFile+".tmp")
-	if err := os.WriteFile(tmp, append(data, '\n'), FileMode); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(d.Path, GatesFile))
+	return writeJSON(filepath.Join(d.Path, GatesFile), r)
 }

@@ -177,15 +177,21 @@ func (r *RolloutRecord) write() error {
 	if err := os.MkdirAll(r.dir, DirMode); err != nil {
 		return err
 	}
-	data, err := json.MarshalIndent(r, "", "  ")
+	return writeJSON(filepath.Join(r.dir, rolloutFile), r)
+}
+
+// writeJSON replaces the file at path with v as indented JSON, in one
+// rename: a reader sees the old record or the new one, never a part.
+func writeJSON(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(r.dir, rolloutFile+".tmp")
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(data, '\n'), FileMode); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(r.dir, rolloutFile))
+	return os.Rename(tmp, path)
 }
 
 // copyDir copies the regular files and directories of src to dst.
