@@ -4,7 +4,7 @@
 
 .PHONY: bench bench-go bench-process bench-apply bench-rollout bench-gates bench-locks
 
-bench: bench-go bench-process bench-apply bench-rollout bench-gates bench-locks ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once, with gates vs without
+bench: bench-go bench-process bench-apply bench-rollout bench-gates bench-locks bench-fleet ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once, with gates vs without, the cost of a context (16, 64, 256 contexts)
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/

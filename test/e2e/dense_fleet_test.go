@@ -239,7 +239,8 @@ spec:
 	if r.ExitCode != 1 {
 		t.Fatalf("a rollout whose last context never becomes Current: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
-	requireWaves(t, r, v1alpha1.WaveRolledBack, v1alpha1.WaveHalted)
+	// onFailure Rollback took both waves back, the halted one included.
+	requireWaves(t, r, v1alpha1.WaveRolledBack, v1alpha1.WaveRolledBack)
 	// Every context it changed is rolled back, the failed one too, whose
 	// error says that it had failed and why.
 	e.requireAll(t, r, v1alpha1.ApplyRolledBack)

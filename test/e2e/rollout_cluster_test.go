@@ -315,7 +315,7 @@ func (e *rolloutE2E) requireValues(t testing.TB, want map[string]string) {
 func (e *rolloutE2E) canaryFirst(t *testing.T) {
 	e.write(t, rolloutVersion{value: "v1"})
 	plan := runCmd(t, cmdSpec{}, e.bin, "plan", e.pkg, "--previous", e.out)
-	if plan.ExitCode != 0 || !strings.HasPrefix(plan.Stdout, "WAVE    CONTEXT") || !strings.Contains(plan.Stdout, "canary  R1") || !strings.Contains(plan.Stdout, "rest    R3") {
+	if plan.ExitCode != 0 || !strings.Contains(plan.Stdout, " contexts.\n\nWAVE    CONTEXT") || !strings.Contains(plan.Stdout, "canary  R1") || !strings.Contains(plan.Stdout, "rest    R3") {
 		t.Errorf("plan does not show the waves:\n%s", plan)
 	}
 	start := time.Now()
