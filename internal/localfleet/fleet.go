@@ -180,13 +180,9 @@ func start(l *Launcher, cfg *config.Config, dir string) (*Fleet, error) {
 	if err := startControlPlanes(l, flagOf, dir, creds, clusters); err != nil {
 		return nil, err
 	}
-	servers := make([]*APIServer, len(clusters))
-	for i, c := range clusters {
-		servers[i] = c.API
-	}
 	f := &Fleet{Dir: dir, Kubeconfig: filepath.Join(dir, KubeconfigFile), Clusters: clusters}
-	for _, s := range servers {
-		f.Contexts = append(f.Contexts, KubeContext{Name: s.Name, Server: s})
+	for _, c := range clusters {
+		f.Contexts = append(f.Contexts, KubeContext{Name: c.API.Name, Server: c.API})
 	}
 	return f, WriteKubeconfigContexts(f.Kubeconfig, creds, f.Contexts)
 }

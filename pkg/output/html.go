@@ -123,9 +123,11 @@ func RenderStatusHTML(w io.Writer, s *v1alpha1.FleetStatus) error {
 		}
 		g := attentionGroup{Name: c.Name}
 		for _, o := range c.Objects {
-			if o.NeedsAttention() && len(g.Objects) == TableListLimit {
+			switch {
+			case !o.NeedsAttention():
+			case len(g.Objects) == TableListLimit:
 				g.More++
-			} else if o.NeedsAttention() {
+			default:
 				g.Objects = append(g.Objects, attentionObject{ObjectStatus: o, Ref: o.ObjectRef.String(), Note: attentionNote(o),
 					StatusSig: statusSignal(o), InventorySig: inventorySignal(o)})
 			}

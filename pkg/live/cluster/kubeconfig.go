@@ -113,9 +113,9 @@ func (k *Kubeconfig) Require(contexts []string) error {
 }
 
 // Factory returns the client factory of one context, built as kpt builds
-// its own (kpt commands/util.NewFactory): kubectl's config flags with the
-// kubeconfig and the context set, kpt's client-side throttling (none when
-// the apiserver has flow control, else at least 30 QPS), and a user agent.
+// its own (kpt commands/util.NewFactory): what kubectl's config flags give
+// for the context, kpt's client-side throttling (none when the apiserver
+// has flow control, else at least 30 QPS), and a user agent.
 // Each call returns a new factory, made from the kubeconfig read once
 // (contextGetter); contexts that name the same cluster and user entries
 // share one discovery client and REST mapper, and the apiserver is asked
