@@ -445,7 +445,7 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 func waitingFor(cur *lease.State, ns, name string, until time.Time, timeout time.Duration, now time.Time) string {
 	s := fmt.Sprintf("%s holds Lease %s/%s", cur.Holder, ns, name)
 	if p := cur.Progress.Text(now); p != "" {
-		s += " (" + p + ")"
+		s += "; its rollout is in " + p
 	}
 	if gone := cur.Gone(now); gone != "" {
 		s += fmt.Sprintf("; that run is gone (%s): its lock frees itself at %s", gone, when(cur.Expires()))
@@ -583,7 +583,7 @@ func (r *run) settle(ctx context.Context, t *target) {
 		r.log.printf(t.name, "its record still says %s applying it (serial %d): not settled: %v", orUnknown(seen.AppliedBy), seen.Serial, err)
 		return
 	}
-	r.log.printf(t.name, "settled its record (Lease %s/%s, serial %d kept): the run that took it, %s, died applying it; this run found the context in sync: applied",
+	r.log.printf(t.name, "settled its record (Lease %s/%s, serial %d kept): the run that took that serial, %s, died before it finished; this run found the context in sync: applied",
 		ns, name, rec.Serial, orUnknown(seen.AppliedBy))
 	if err := r.fleet.record.Set(t.name, entryOf(rec, t)); err != nil {
 		r.report.Warnings = append(r.report.Warnings, err.Error())

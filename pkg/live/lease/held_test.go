@@ -51,7 +51,7 @@ func TestHeldError(t *testing.T) {
 	got := alive.Error()
 	for _, want := range []string{
 		`contexts "A", "B" are locked by another run: ci@elsewhere pid 42 (job 7) run x1y2z3 holds their Leases default/shard-router.shop-a, default/shard-router.shop-b since 2026-12-02T19:31:13Z, last renewed 2026-12-02T19:32:07Z`,
-		"(wave canary baking, 4m0s left (until 2026-12-02T19:36:13Z))",
+		"; its rollout is in wave canary baking, 4m0s left (until 2026-12-02T19:36:13Z);",
 		"they free themselves at 2026-12-02T19:32:37Z, in 24s, unless its holder renews them",
 		"wait for that run to finish",
 		"shard-router apply --force-unlock-held-by x1y2z3 --out 'out dir'",

@@ -446,7 +446,7 @@ func (e *HeldError) Error() string {
 	}
 	fmt.Fprintf(&b, " since %s, last renewed %s", when(e.Since), when(e.Renewed))
 	if p := e.Progress.Text(e.At); p != "" {
-		fmt.Fprintf(&b, " (%s)", p)
+		fmt.Fprintf(&b, "; its rollout is in %s", p)
 	}
 	expires := e.Expires()
 	free := fmt.Sprintf("%s at %s, in %s", frees, when(expires), expires.Sub(e.At).Round(time.Second))
