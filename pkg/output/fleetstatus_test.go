@@ -373,6 +373,16 @@ func TestStatusRecordsHTMLAndJSON(t *testing.T) {
 	if !strings.Contains(html, `<span class="small">https://10.9.9.9:6443</span>`) {
 		t.Error("the page does not name the server the refused context reaches")
 	}
+	for _, want := range []string{`data-run="bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3"><strong>! In progress: `, "wave eu baking, 4m0s left",
+		`data-outdir-mismatch="eu-shard-06">! <code>eu-shard-06</code> is stale OUT_DIR: `, `<span class="warn">! killed</span>`,
+		"settled by carol@laptop pid 8", `data-label="drifted"><span class="warn">-</span>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if r, f := strings.Index(html, `data-run=`), strings.Index(html, `id="rollout"`); r < 0 || r > f {
+		t.Error("the page does not show the run in progress before the rollout")
+	}
 	if err := WriteJSON(&doc, s); err != nil {
 		t.Fatal(err)
 	}
