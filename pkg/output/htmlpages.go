@@ -34,7 +34,7 @@ func (v statusView) write(p *page) {
 	}
 	for _, r := range v.Rows {
 		if r.OutDirMismatch != nil && r.Error == "" {
-			p.m("\n"+`<div class="caution" data-outdir-mismatch="`).t(r.Name).m(`">! <code>`).t(r.Name).m("</code> is ").t(r.State).m(": ").t(r.OutDirMismatch.Message).m("</div>")
+			p.m("\n" + `<div class="caution" data-outdir-mismatch="`).t(r.Name).m(`">! <code>`).t(r.Name).m("</code> is ").t(r.State).m(": ").t(r.OutDirMismatch.Message).m("</div>")
 		}
 	}
 	p.m("\n\n<h2>Fleet (").n(len(v.Rows)).m(" contexts, ").n(v.InSync).m(" in sync)</h2>\n<table class=\"stack matrix\" id=\"fleet\">\n")

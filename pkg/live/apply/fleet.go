@@ -444,10 +444,15 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 // until when this run waits.
 func waitingFor(cur *lease.State, ns, name string, until time.Time, timeout time.Duration, now time.Time) string {
 	s := fmt.Sprintf("%s holds Lease %s/%s", cur.Holder, ns, name)
-	if p := cur.Progress.Text(now); p != "" {
-		s += "; its rollout is in " + p
+	gone := cur.Gone(now)
+	switch p := cur.Progress; {
+	case p.Wave == "":
+	case gone != "":
+		s += "; it was in " + p.Where()
+	default:
+		s += "; its rollout is in " + p.Text(now)
 	}
-	if gone := cur.Gone(now); gone != "" {
+	if gone != "" {
 		s += fmt.Sprintf("; that run is gone (%s): its lock frees itself at %s", gone, when(cur.Expires()))
 	} else {
 		s += fmt.Sprintf("; it frees itself at %s unless its holder renews it", when(cur.Expires()))

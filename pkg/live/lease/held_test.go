@@ -66,7 +66,7 @@ func TestHeldError(t *testing.T) {
 
 	gone := NewHeldError("A", "default", "shop-a", st(25*time.Second), now)
 	got = gone.Error()
-	for _, want := range []string{`context "A" is locked by another run`, "That run is gone (it has not renewed its lock for 25s",
+	for _, want := range []string{`context "A" is locked by another run`, "; it was in wave canary (baking). That run is gone (it has not renewed its lock for 25s",
 		"it frees itself at 2026-12-02T19:32:18Z, in 5s; apply again then (or now with --lock-timeout 10s",
 		"--force-unlock-held-by x1y2z3 --out OUT_DIR"} {
 		if !strings.Contains(got, want) {

@@ -445,8 +445,12 @@ func (e *HeldError) Error() string {
 		fmt.Fprintf(&b, "contexts %s are locked by another run: %s holds their Leases %s", strings.Join(quoted, ", "), e.Holder, strings.Join(leases, ", "))
 	}
 	fmt.Fprintf(&b, " since %s, last renewed %s", when(e.Since), when(e.Renewed))
-	if p := e.Progress.Text(e.At); p != "" {
-		fmt.Fprintf(&b, "; its rollout is in %s", p)
+	switch p := e.Progress; {
+	case p.Wave == "":
+	case e.Gone != "":
+		fmt.Fprintf(&b, "; it was in %s", p.Where())
+	default:
+		fmt.Fprintf(&b, "; its rollout is in %s", p.Text(e.At))
 	}
 	expires := e.Expires()
 	free := fmt.Sprintf("%s at %s, in %s", frees, when(expires), expires.Sub(e.At).Round(time.Second))
@@ -475,6 +479,15 @@ func orRun(holder string) string {
 		return id
 	}
 	return strconv.Quote(holder)
+}
+
+// Where is the wave and phase alone: "wave canary (baking)", for a run
+// that is gone.
+func (p Progress) Where() string {
+	if p.Phase == "" {
+		return "wave " + p.Wave
+	}
+	return "wave " + p.Wave + " (" + p.Phase + ")"
 }
 
 // Text is where the rollout is, in words, at now: "wave canary baking,
