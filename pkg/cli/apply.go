@@ -38,7 +38,8 @@ type applyFlags struct {
 	onFailure        string
 	rollback         bool
 	lockTimeout      time.Duration
-	forceUnlock      string
+	forceUnlock      []string
+	forceUnlockBy    string
 	adoptCluster     bool
 	clusterReplaced  []string
 }
@@ -90,10 +91,20 @@ refused before any write, naming the context, the serials and who wrote it;
 previous state, and every guard then compares with it. Then apply takes the
 Lease of every context it will write, in context order (a context with nothing
 to write takes none, so a no-change apply writes nothing), checks the serial
-again under it, and holds it, renewed, until the run ends, bakes included. A
-context another run holds is refused at once naming the holder, or waited for
-with --lock-timeout; a killed run's lock expires ` + lockExpiry + ` after its last
-renewal, and apply --force-unlock CONTEXT breaks one by hand.
+again just before, and holds it, renewed, until the run ends, bakes included
+(with spec.rollout it records there which wave it is applying or baking, and
+when the bake ends, for status). Contexts another run holds are refused at
+once, in one error per holder naming every context it holds, when its locks
+free themselves, whether that run is gone (its pid no longer runs on this
+host, or it stopped renewing), and the command that breaks them; or waited
+for with --lock-timeout, which says when it starts waiting (the holder, until
+when) and when it gets the lock. A killed run's lock expires ` + lockExpiry + ` after
+its last renewal; --force-unlock CONTEXT[,CONTEXT...] breaks locks by hand,
+whoever holds them, and --force-unlock-held-by HOLDER every lock that one run
+(its holder as errors name it, or its run id) holds on OUT_DIR's contexts, and
+no other. A killed run leaves the record it took as applying: a later run that
+finds such a context in sync settles it (one Lease update, refused as a lock
+is, serial kept) in the cluster and in OUT_DIR.
 
 A move hands off: when an object leaves context A for B (allowMoves), B gets it
 first, and A keeps applying its copy; only once every new copy is Current does
@@ -148,7 +159,7 @@ const applyExample = `  # Plan in the pull request, apply to roll out.
 func newApplyCommand(s Streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [--lock-timeout DURATION] [--adopt-cluster-state] [--cluster-replaced CONTEXT] [--force-unlock CONTEXT] [-o text|json]",
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [--lock-timeout DURATION] [--adopt-cluster-state] [--cluster-replaced CONTEXT] [--force-unlock CONTEXT[,CONTEXT...] | --force-unlock-held-by HOLDER] [-o text|json]",
 		Short:   "Apply every context package to its cluster, with kpt's own live library",
 		Long:    applyLong,
 		Example: applyExample,
@@ -173,7 +184,8 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.onFailure, "on-failure", "", "with spec.rollout: what a halted rollout does, halt or rollback (default: spec.rollout.onFailure, else halt)")
 	cmd.Flags().BoolVar(&f.rollback, "rollback", false, "roll OUT_DIR's unfinished rollout back: every context it changed gets its previous package again, newest wave first (reads no package)")
 	cmd.Flags().DurationVar(&f.lockTimeout, "lock-timeout", 0, "wait up to this long for a context's lock that another run holds (default: refuse at once)")
-	cmd.Flags().StringVar(&f.forceUnlock, "force-unlock", "", "break the lock another run holds on this context (its Lease), say whose it was, and exit; applies nothing")
+	cmd.Flags().StringSliceVar(&f.forceUnlock, "force-unlock", nil, "break the locks runs hold on these contexts (their Leases), whoever holds them, say whose they were, and exit; applies nothing; repeat or comma-separate for several")
+	cmd.Flags().StringVar(&f.forceUnlockBy, "force-unlock-held-by", "", "break every lock this run holds on OUT_DIR's contexts (or on the --force-unlock contexts), and no other, say where, and exit; applies nothing; HOLDER as lock errors and status name it, or its run id")
 	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "where OUT_DIR is stale or does not own a context's inventory, take what the cluster's inventory holds as the previous state (every guard compares with it) instead of refusing")
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "accept that this context now reaches another cluster (rebuilt or replaced on purpose); repeat or comma-separate for several")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text, html (one self-contained page, with the waves' gates) or json")
@@ -206,17 +218,16 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	if f.lockTimeout < 0 {
 		return errors.New("--lock-timeout must be 0 or more")
 	}
-	if f.forceUnlock != "" {
+	if len(f.forceUnlock) > 0 || f.forceUnlockBy != "" {
 		out, err := outdir.OpenExisting(f.out)
 		if err != nil {
 			return err
 		}
-		msg, err := apply.ForceUnlock(ctx, out, f.kubeconfig, f.forceUnlock)
-		if err != nil {
-			return err
+		lines, err := apply.ForceUnlock(ctx, out, f.kubeconfig, f.forceUnlock, f.forceUnlockBy)
+		for _, l := range lines {
+			fmt.Fprintf(s.Err, "shard-router: apply: %s\n", l)
 		}
-		fmt.Fprintf(s.Err, "shard-router: apply: %s\n", msg)
-		return nil
+		return err
 	}
 	if f.rollback && (f.dryRun || f.untilWave != "" || f.onFailure != "") {
 		return errors.New("--rollback rolls the last unfinished rollout back: it takes no --dry-run, --until-wave or --on-failure")

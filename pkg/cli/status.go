@@ -61,10 +61,20 @@ For a fleet shard-router apply writes, each context also shows what its
 cluster records of the last apply (the Lease shard-router.<inventory> beside
 the inventory): the serial, who applied and when, the outcome, the cluster's
 identity (the UID of its kube-system Namespace) and, while a run holds it,
-the lock (holder, since, expires). A kube context that now reaches another
-cluster than OUT_DIR recorded (OUT_DIR/.shard-router-fleet.json) is failed,
-its objects not read. An unfinished rollout OUT_DIR records (a halted apply
-with spec.rollout) is shown first, with how to resume it or roll it back.
+the lock (holder, since, last renewal, expiry). The runs that hold locks are
+shown first: in progress (with spec.rollout: which wave it is applying or
+baking, and the time its bake has left), or killed (its pid no longer runs on
+this host, or it stopped renewing: when its locks free themselves, and the
+command that breaks them). A context whose record says applying while no live
+run holds its lock was last written by a run that died: apply again (a run
+that finds it in sync settles its record). A kube context that now reaches
+another cluster than OUT_DIR recorded (OUT_DIR/.shard-router-fleet.json) is
+failed, its objects not read. Where OUT_DIR's serial for a context is older
+than its cluster's (another run applied since: OUT_DIR is stale, as apply
+would refuse it), its objects are listed as its cluster's inventory holds
+them, with their health, and not compared with OUT_DIR. An unfinished rollout
+OUT_DIR records (an apply with spec.rollout that halted, paused or was killed)
+is shown next, in progress, killed, halted or paused, with how to go on.
 What each wave's promotion gates measured in the last apply that baked it
 (OUT_DIR/.shard-router-gates.json) follows the records: per gate and
 context, its verdict, its measurements counted and the last one.
@@ -98,7 +108,9 @@ apiVersion shardrouter.dev/v1alpha1).
 
 Exit status: 1 when a context is unreachable or could not be read in full;
 else 0, or with --detailed-exitcode 2 when any object is drifted, not
-Current, extra or not applied, or an inventory is missing.`
+Current, extra or not applied, an inventory is missing, OUT_DIR is stale for
+a context (or its cluster's record older), or a context's record says a run
+is applying it (in progress, or killed before it finished).`
 
 const statusExample = `  # Every context of the split output, against the clusters of ~/.kube/config.
   shard-router status out
@@ -126,7 +138,7 @@ func newStatusCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
 	cmd.Flags().StringArrayVar(&f.contexts, "context", nil, "a context to report (repeatable); default: every context of OUT_DIR")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "table", "output format: table, markdown, html, json or yaml")
-	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when anything is drifted, missing, extra or not Current (0: in sync, 1: unreachable or error)")
+	cmd.Flags().BoolVar(&f.detailedExitCode, "detailed-exitcode", false, "exit 2 when anything is drifted, missing, extra or not Current, OUT_DIR is stale, or a run is applying or died applying a context (0: in sync, 1: unreachable or error)")
 	cmd.Flags().DurationVar(&f.timeout, "timeout", status.DefaultTimeout, "how long each context may take")
 	cmd.Flags().IntVar(&f.parallel, "parallel", status.DefaultParallel, "how many contexts are read at once")
 	cmd.Flags().StringVar(&f.fluxContext, "flux-context", "", "for a split for Flux (split --engine flux): the kube context of the management cluster that holds the Kustomizations; default: each context's own cluster")

@@ -49,8 +49,13 @@ type FleetContext struct {
 	Digest    string    `json:"digest,omitempty"`
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
-	// Outcome is applying (the run did not finish), applied or failed.
-	Outcome string `json:"outcome,omitempty"`
+	// Outcome is applying (the run did not finish), applied, failed or
+	// "rolled back"; SettledBy and SettledAt name the later run that found
+	// the context in sync after the one that wrote it died applying it,
+	// and set the outcome right (as the cluster's record says).
+	Outcome   string    `json:"outcome,omitempty"`
+	SettledBy string    `json:"settledBy,omitempty"`
+	SettledAt time.Time `json:"settledAt,omitzero"`
 	// ClusterUID is the identity of the cluster the context reached;
 	// Server the server URL it had then.
 	ClusterUID string `json:"clusterUID,omitempty"`

@@ -45,15 +45,26 @@ func countContext(c v1alpha1.ContextStatus) contextCounts {
 }
 
 // contextState is a context in a word or two: in sync, needs attention,
-// inventory missing, unreachable or error.
+// inventory missing, unreachable or error; stale OUT_DIR or record older
+// (OUT_DIR's record disagrees with its cluster's); applying (a live run
+// is applying it) or run killed (the run that last wrote it died doing
+// so).
 func contextState(c v1alpha1.ContextStatus) string {
 	switch {
 	case !c.Reachable:
 		return "unreachable"
 	case c.Failed():
 		return "error"
+	case c.Stale():
+		return "stale OUT_DIR"
+	case c.OutDirMismatch != nil:
+		return "record older"
 	case c.Inventory.State == v1alpha1.InventoryMissing:
 		return "inventory missing"
+	case c.Record.Applying():
+		return "applying"
+	case c.Record.Killed():
+		return "run killed"
 	case c.Inventory.EngineKeeps() && countContext(c).attention == 0:
 		// Never "in sync": the extras were not checked.
 		return "extras not known"
@@ -65,7 +76,7 @@ func contextState(c v1alpha1.ContextStatus) string {
 
 // statusHeadline is the fleet in one sentence.
 func statusHeadline(s *v1alpha1.FleetStatus) string {
-	inSync, failed, attention, unknownExtras := 0, 0, 0, 0
+	inSync, failed, attention, unknownExtras, stale, older, applying, killed := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, c := range s.Contexts {
 		switch {
 		case c.Failed():
@@ -76,6 +87,17 @@ func statusHeadline(s *v1alpha1.FleetStatus) string {
 		if c.Inventory.EngineKeeps() {
 			unknownExtras++
 		}
+		switch {
+		case c.Failed():
+		case c.Stale():
+			stale++
+		case c.OutDirMismatch != nil:
+			older++
+		case c.Record.Applying():
+			applying++
+		case c.Record.Killed():
+			killed++
+		}
 		attention += countContext(c).attention
 	}
 	h := fmt.Sprintf("%d of %d contexts in sync.", inSync, len(s.Contexts))
@@ -84,6 +106,18 @@ func statusHeadline(s *v1alpha1.FleetStatus) string {
 	}
 	if failed > 0 {
 		h += fmt.Sprintf(" %d context(s) unreachable or failed.", failed)
+	}
+	if stale > 0 {
+		h += fmt.Sprintf(" OUT_DIR is stale for %d context(s): another run applied since.", stale)
+	}
+	if older > 0 {
+		h += fmt.Sprintf(" %d context(s) whose cluster's record is older than OUT_DIR's.", older)
+	}
+	if applying > 0 {
+		h += fmt.Sprintf(" %d context(s) being applied by a run in progress.", applying)
+	}
+	if killed > 0 {
+		h += fmt.Sprintf(" %d context(s) last written by a run that died applying them: apply again.", killed)
 	}
 	if unknownExtras > 0 {
 		h += fmt.Sprintf(" %d context(s) not checked for inventory extras (their engine keeps the inventory).", unknownExtras)
@@ -96,6 +130,15 @@ func statusHeadline(s *v1alpha1.FleetStatus) string {
 func inventoryCount(c v1alpha1.ContextStatus, n int) string {
 	if c.Inventory.EngineKeeps() {
 		return "unknown"
+	}
+	return compared(c, n)
+}
+
+// compared is a count of a comparison with OUT_DIR: "-" for a context
+// OUT_DIR is stale for, whose objects were not compared with it.
+func compared(c v1alpha1.ContextStatus, n int) string {
+	if c.Stale() {
+		return "-"
 	}
 	return fmt.Sprint(n)
 }
@@ -134,6 +177,9 @@ func driftText(d v1alpha1.Drift) string {
 func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(w, "%s\n\n", statusHeadline(s))
+	for _, run := range s.Runs {
+		fmt.Fprintf(w, "%s\n\n", runText(run, s.ReadAt, plain))
+	}
 	if r := s.Rollout; r != nil {
 		if err := writeRolloutText(w, r, &buf); err != nil {
 			return err
@@ -144,8 +190,8 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 	fmt.Fprintln(tw, "CONTEXT\tSTATE\tINVENTORY\tOBJECTS\tCURRENT\tNOT-CURRENT\tDRIFTED\tEXTRA\tNOT-APPLIED")
 	for _, c := range contexts {
 		n := countContext(c)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\n", c.Name, contextState(c), c.Inventory.State,
-			n.objects, n.current, n.notCurrent, n.drifted, inventoryCount(c, n.extra), inventoryCount(c, n.notApplied))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", c.Name, contextState(c), c.Inventory.State,
+			n.objects, n.current, n.notCurrent, compared(c, n.drifted), inventoryCount(c, n.extra), inventoryCount(c, n.notApplied))
 	}
 	if err := flushTrimmed(w, tw, &buf); err != nil {
 		return err
@@ -166,8 +212,11 @@ func RenderStatusTable(w io.Writer, s *v1alpha1.FleetStatus) error {
 		}
 	}
 	for _, c := range contexts {
-		if c.Error != "" {
+		switch {
+		case c.Error != "":
 			fmt.Fprintf(w, "\n%s: %s: %s\n", c.Name, contextState(c), c.Error)
+		case c.OutDirMismatch != nil:
+			fmt.Fprintf(w, "\n%s: %s: %s\n", c.Name, contextState(c), c.OutDirMismatch.Message)
 		}
 	}
 	for _, c := range contexts {
@@ -223,6 +272,14 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	head := "### shard-router status\n\n**" + statusHeadline(s) + "**\n\n"
 	m := &mdWriter{limit: MarkdownLimit - len(head) - markdownReserve,
 		full: "The full status: `shard-router status OUT_DIR -o json` (every context and object; save it as a file or CI artifact)."}
+	if len(s.Runs) > 0 {
+		var lines []string
+		for _, run := range s.Runs {
+			lines = append(lines, "> :hourglass: "+escape(runText(run, s.ReadAt, code))+"\n>\n")
+		}
+		lines[len(lines)-1] = strings.TrimSuffix(lines[len(lines)-1], ">\n") + "\n"
+		m.lines(lines, "run lines")
+	}
 	if r := s.Rollout; r != nil {
 		m.rollout(r)
 	}
@@ -231,6 +288,8 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 	for _, c := range contexts {
 		if c.Error != "" {
 			warns = append(warns, fmt.Sprintf("> :no_entry: `%s` is **%s**: %s\n", cell(c.Name), contextState(c), escape(c.Error)))
+		} else if c.OutDirMismatch != nil {
+			warns = append(warns, fmt.Sprintf("> :warning: `%s` is **%s**: %s\n", cell(c.Name), contextState(c), escape(c.OutDirMismatch.Message)))
 		} else if c.Inventory.State == v1alpha1.InventoryMissing {
 			warns = append(warns, fmt.Sprintf("> :warning: `%s` has no inventory `%s/%s`: never applied, or deleted.\n",
 				cell(c.Name), cell(c.Inventory.Namespace), cell(c.Inventory.Name)))
@@ -249,12 +308,15 @@ func RenderStatusMarkdown(w io.Writer, s *v1alpha1.FleetStatus) error {
 		"| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n"}
 	for _, c := range contexts {
 		n := countContext(c)
-		extra, notApplied := bold(n.extra), bold(n.notApplied)
-		if c.Inventory.EngineKeeps() {
+		drifted, extra, notApplied := bold(n.drifted), bold(n.extra), bold(n.notApplied)
+		switch {
+		case c.Inventory.EngineKeeps():
 			extra, notApplied = "unknown", "unknown"
+		case c.Stale():
+			drifted, extra, notApplied = "-", "-", "-"
 		}
 		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %d | %d | %s | %s | %s | %s |\n", cell(c.Name), contextState(c), c.Inventory.State,
-			n.objects, n.current, bold(n.notCurrent), bold(n.drifted), extra, notApplied))
+			n.objects, n.current, bold(n.notCurrent), drifted, extra, notApplied))
 	}
 	m.lines(rows, "summary rows")
 	if hasRecords(s) {
@@ -285,33 +347,54 @@ func (m *mdWriter) rollout(r *v1alpha1.RolloutSummary) {
 	if len(changed) > 0 {
 		lines = append(lines, "> Changed: "+strings.Join(changed, ", ")+".\n")
 	}
-	lines = append(lines, fmt.Sprintf("> To resume it: `%s`; to roll it back: `%s`.\n\n", r.Resume, r.Rollback))
+	wait, ways := rolloutWayOn(r, code)
+	if wait != "" {
+		wait += " "
+	}
+	lines = append(lines, "> "+wait+strings.Join(ways, "; ")+".\n\n")
 	m.lines(lines, "rollout lines")
 }
 
 // records is each context's last apply, cluster and lock, for the
-// contexts whose cluster says something.
+// contexts whose cluster says something, then what a table cell has no
+// room for: the runs that died applying a context, and the records not
+// read in full.
 func (m *mdWriter) records(contexts []v1alpha1.ContextStatus) {
-	rows := []string{"\n| context | serial | applied by | applied at | outcome | cluster UID | lock |\n| --- | ---: | --- | --- | --- | --- | --- |\n"}
+	rows := []string{"\n| context | serial | outcome | applied by | applied at | cluster UID | lock |\n| --- | ---: | --- | --- | --- | --- | --- |\n"}
+	var notes []string
 	for _, c := range contexts {
 		r := c.Record
 		if r == nil {
 			continue
 		}
-		lock := "-"
+		lock := lockCell(r.Lock)
 		if r.Lock != nil {
-			lock = "**" + escape(cell(lockText(r.Lock))) + "**"
+			lock = "**" + lock + "**"
 		}
 		outcome := escape(cell(recordOutcome(r)))
 		if r.Outcome != "" && r.Outcome != "applied" {
 			outcome = "**" + outcome + "**"
 		}
-		note := ""
 		if r.Error != "" {
-			note = " :warning: record not read in full: " + escape(cell(r.Error))
+			notes = append(notes, fmt.Sprintf("> :warning: `%s`: record not read in full: %s\n", cell(c.Name), escape(r.Error)))
 		}
-		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s%s |\n", cell(c.Name), recordSerial(r), escape(cell(orDash(r.AppliedBy))),
-			recordTime(r.AppliedAt), outcome, cell(orDash(r.ClusterUID)), lock, note))
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s |\n", cell(c.Name), recordSerial(r), outcome, escape(cell(orDash(r.AppliedBy))),
+			recordTime(r.AppliedAt), cell(orDash(r.ClusterUID)), lock))
+	}
+	for _, k := range killedNotes(contexts, code) {
+		notes = append(notes, "> :skull: "+escape(k)+"\n")
+	}
+	for _, c := range contexts {
+		if st := settledText(c.Record); st != "" {
+			notes = append(notes, fmt.Sprintf("> `%s`: %s\n", cell(c.Name), escape(st)))
+		}
+	}
+	if len(notes) > 0 {
+		for i := 1; i < len(notes); i++ {
+			notes[i] = ">\n" + notes[i]
+		}
+		notes[0] = "\n" + notes[0]
+		rows = append(rows, notes...)
 	}
 	m.lines(rows, "record rows")
 }
@@ -360,7 +443,7 @@ func bold(n int) string {
 }
 
 // writeRolloutText is OUT_DIR's unfinished rollout: its waves, the
-// contexts it changed, and how to resume it or roll it back.
+// contexts it changed, and how to go on.
 func writeRolloutText(w io.Writer, r *v1alpha1.RolloutSummary, buf *bytes.Buffer) error {
 	fmt.Fprintf(w, "%s\n", rolloutHeadline(r, plain))
 	if len(r.Contexts) > 0 {
@@ -373,28 +456,82 @@ func writeRolloutText(w io.Writer, r *v1alpha1.RolloutSummary, buf *bytes.Buffer
 			return err
 		}
 	}
-	fmt.Fprintf(w, "To resume it: %s\nTo roll it back: %s\n\n", r.Resume, r.Rollback)
+	if wait, ways := rolloutWayOn(r, plain); wait != "" {
+		fmt.Fprintf(w, "%s\n%s\n\n", wait, strings.Join(ways, "\n"))
+	} else {
+		fmt.Fprintf(w, "%s\n\n", strings.Join(ways, "\n"))
+	}
 	return nil
 }
 
+// TableWidth is the width the text tables keep within: a cell that would
+// make a row wider moves to a note under its table.
+const TableWidth = 120
+
+// shortUID is the start of a cluster's UID, enough to tell the clusters of
+// a fleet apart in a table (json and html have it whole).
+func shortUID(uid string) string {
+	if len(uid) > 8 {
+		return uid[:8]
+	}
+	return orDash(uid)
+}
+
 // writeRecordsText is each context's last apply, cluster and lock, for
-// the contexts whose cluster says something, then the errors reading it.
+// the contexts whose cluster says something, within TableWidth; then, as
+// notes, what a cell has no room for: an applied-by too long for its row,
+// the records not read in full, the runs that died applying a context,
+// and the records a later run settled.
 func writeRecordsText(w io.Writer, contexts []v1alpha1.ContextStatus, buf *bytes.Buffer) error {
 	fmt.Fprint(w, "\nLast apply per context (its cluster's record):\n")
-	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  CONTEXT\tSERIAL\tAPPLIED-BY\tAPPLIED-AT\tOUTCOME\tCLUSTER-UID\tLOCK")
+	type row struct{ name, cells, by string }
+	var rows []row
 	for _, c := range contexts {
 		if r := c.Record; r != nil {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, recordSerial(r), orDash(r.AppliedBy), recordTime(r.AppliedAt),
-				recordOutcome(r), orDash(r.ClusterUID), lockText(r.Lock))
+			rows = append(rows, row{c.Name, fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t", c.Name, recordSerial(r), recordOutcome(r), recordTime(r.AppliedAt),
+				shortUID(r.ClusterUID), lockCell(r.Lock)), orDash(r.AppliedBy)})
 		}
+	}
+	// The columns before APPLIED-BY are as wide in every row: measured once.
+	head := "  CONTEXT\tSERIAL\tOUTCOME\tAPPLIED-AT\tCLUSTER\tLOCK\t"
+	tw := tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, head)
+	for _, r := range rows {
+		fmt.Fprintln(tw, r.cells)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	prefix := len(strings.SplitN(buf.String(), "\n", 2)[0])
+	buf.Reset()
+	var notes []string
+	tw = tabwriter.NewWriter(buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, head+"APPLIED-BY")
+	for _, r := range rows {
+		by := r.by
+		if prefix+len(by) > TableWidth {
+			notes = append(notes, fmt.Sprintf("  %s: applied by %s", r.name, by))
+			by = "(below)"
+		}
+		fmt.Fprintln(tw, r.cells+by)
 	}
 	if err := flushTrimmed(w, tw, buf); err != nil {
 		return err
 	}
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 	for _, c := range contexts {
 		if c.Record != nil && c.Record.Error != "" {
 			fmt.Fprintf(w, "  %s: record not read in full: %s\n", c.Name, c.Record.Error)
+		}
+	}
+	for _, k := range killedNotes(contexts, plain) {
+		fmt.Fprintf(w, "  %s\n", k)
+	}
+	for _, c := range contexts {
+		if st := settledText(c.Record); st != "" {
+			fmt.Fprintf(w, "  %s: %s\n", c.Name, st)
 		}
 	}
 	return nil

@@ -160,32 +160,40 @@ func TestStatusEngineKeepsInventory(t *testing.T) {
 	}
 }
 
-// recordStatus is a fleet that shard-router apply wrote, halted in the
-// middle of a rollout: a context applied, one a run is applying now (its
-// lock held), one whose kube context reaches another cluster (refused,
-// its objects not read), one no apply of this release wrote (no record),
-// one whose last run was killed, and one whose Lease cannot be read.
+// recordStatus is a fleet that shard-router apply wrote, in the middle
+// of a rollout that a live run is baking: a context applied (its record
+// settled by a later run), one the run is applying now (its lock held),
+// one whose kube context reaches another cluster (refused, its objects
+// not read), one no apply of this release wrote (no record), one whose
+// last run was killed, one whose Lease cannot be read, and one that
+// another pipeline applied since this OUT_DIR recorded it (stale: its
+// objects as its inventory lists them, not compared).
 func recordStatus() *v1alpha1.FleetStatus {
 	at := time.Date(2026, 8, 3, 10, 15, 0, 0, time.UTC)
 	inv := func(name, state string) v1alpha1.InventoryState {
 		return v1alpha1.InventoryState{Namespace: "default", Name: name, State: state}
 	}
 	current := []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectApplied)}
-	return &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind),
-		Rollout: &v1alpha1.RolloutSummary{Waves: []string{"canary", "eu"}, Baked: []string{"canary"}, StoppedAt: "eu", State: "halted", Left: []string{"eu"},
+	bob := "bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3"
+	return &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), ReadAt: at.Add(time.Hour + time.Minute),
+		Runs: []v1alpha1.FleetRun{{Holder: bob, Contexts: []string{"eu-shard-01"}, Since: at.Add(time.Hour), Renewed: at.Add(time.Hour + 55*time.Second),
+			Expires: at.Add(time.Hour + 85*time.Second), Wave: "eu", Phase: "baking", BakeEnds: at.Add(time.Hour + 5*time.Minute),
+			Unlock: "shard-router apply --force-unlock-held-by x1y2z3 --out out"}},
+		Rollout: &v1alpha1.RolloutSummary{Waves: []string{"canary", "eu"}, Baked: []string{"canary"}, StoppedAt: "eu", State: "inProgress", Left: []string{"eu"},
 			Contexts: []v1alpha1.RolloutContext{{Name: "eu-shard-00", Wave: "canary", Previous: true}, {Name: "eu-shard-01", Wave: "eu", Previous: true},
 				{Name: "eu-shard-04", Wave: "eu"}},
 			Resume: "shard-router apply PKG --out out", Rollback: "shard-router apply --rollback --out out"},
 		Contexts: []v1alpha1.ContextStatus{
 			{Name: "eu-shard-00", Reachable: true, Inventory: inv("shop-eu-shard-00", v1alpha1.InventoryFound), Objects: current,
 				Record: &v1alpha1.ContextRecord{Serial: 7, Digest: "sha256:5d41402abc4b2a76", AppliedBy: "alice@runner-1 pid 4242 (GitLab CI job 7)",
-					AppliedAt: at, Outcome: "applied", OwnerName: "package shop, OUT_DIR first applied by alice@runner-1",
+					AppliedAt: at, Outcome: "applied", SettledBy: "carol@laptop pid 8", SettledAt: at.Add(10 * time.Minute),
+					OwnerName:  "package shop, OUT_DIR first applied by alice@runner-1",
 					ClusterUID: "0f6c2a8e-1111-4b1e-9a55-000000000000", Server: "https://10.0.0.1:6443"}},
 			{Name: "eu-shard-01", Reachable: true, Inventory: inv("shop-eu-shard-01", v1alpha1.InventoryFound), Objects: current,
 				Record: &v1alpha1.ContextRecord{Serial: 9, AppliedBy: "bob@runner-2 pid 99 (GitHub Actions run 123)", AppliedAt: at.Add(time.Hour),
-					Outcome: "applying", ClusterUID: "0f6c2a8e-2222-4b1e-9a55-000000000000", Server: "https://10.0.0.2:6443",
-					Lock: &v1alpha1.LockState{Holder: "bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3", Since: at.Add(time.Hour),
-						Expires: at.Add(time.Hour + 30*time.Second)}}},
+					Outcome: "applying", ClusterUID: "1c9d0e2f-2222-4b1e-9a55-000000000000", Server: "https://10.0.0.2:6443",
+					Lock: &v1alpha1.LockState{Holder: bob, Since: at.Add(time.Hour), Renewed: at.Add(time.Hour + 55*time.Second),
+						Expires: at.Add(time.Hour + 85*time.Second), Wave: "eu", Phase: "baking", BakeEnds: at.Add(time.Hour + 5*time.Minute)}}},
 			{Name: "eu-shard-02", Reachable: true, Inventory: inv("", v1alpha1.InventoryUnknown), Objects: []v1alpha1.ObjectStatus{},
 				Error:  `context "eu-shard-02" reaches another cluster: OUT_DIR recorded cluster UID 0f6c2a8e-3333-4b1e-9a55-000000000000 (server https://10.0.0.3:6443), the kube context now reaches cluster UID 7a7a7a7a-0000-4000-8000-000000000000 at https://10.9.9.9:6443; its objects were not read`,
 				Record: &v1alpha1.ContextRecord{ClusterUID: "7a7a7a7a-0000-4000-8000-000000000000", Server: "https://10.9.9.9:6443"}},
@@ -196,6 +204,13 @@ func recordStatus() *v1alpha1.FleetStatus {
 			{Name: "eu-shard-05", Reachable: true, Inventory: inv("shop-eu-shard-05", v1alpha1.InventoryFound), Objects: current,
 				Record: &v1alpha1.ContextRecord{ClusterUID: "0f6c2a8e-5555-4b1e-9a55-000000000000", Server: "https://10.0.0.5:6443",
 					Error: `reading Lease default/shard-router.shop-eu-shard-05: leases.coordination.k8s.io "shard-router.shop-eu-shard-05" is forbidden`}},
+			{Name: "eu-shard-06", Reachable: true, Inventory: inv("shop-eu-shard-06", v1alpha1.InventoryFound),
+				Objects: []v1alpha1.ObjectStatus{objStatus(ref("", "ConfigMap", "payments", "a"), v1alpha1.StatusCurrent, v1alpha1.ObjectApplied),
+					objStatus(ref("apps", "Deployment", "payments", "api"), "InProgress", v1alpha1.ObjectApplied)},
+				OutDirMismatch: &v1alpha1.OutDirMismatch{OutDirSerial: 10, State: v1alpha1.OutDirStale,
+					Message: `context "eu-shard-06": OUT_DIR is stale: another run wrote the cluster since OUT_DIR recorded it (cluster serial 12, OUT_DIR serial 10; last written by dave@build-agent-eu-west-1-prod-0042 pid 123456 (Buildkite job 0191b7a2-5c7e-4f1a) at 2026-08-03T09:15:00Z, applied): its objects are shown as that run left them, with their health; they are not compared with OUT_DIR. Fetch the current OUT_DIR (the one that run left)`},
+				Record: &v1alpha1.ContextRecord{Serial: 12, AppliedBy: "dave@build-agent-eu-west-1-prod-0042 pid 123456 (Buildkite job 0191b7a2-5c7e-4f1a)", AppliedAt: at.Add(-time.Hour),
+					Outcome: "applied", ClusterUID: "9b8a7c6d-6666-4b1e-9a55-000000000000", Server: "https://10.0.0.6:6443"}},
 		}}
 }
 
@@ -215,16 +230,39 @@ func TestStatusRecordsGolden(t *testing.T) {
 	golden(t, "status-records.table", table.Bytes())
 	golden(t, "status-records.md", md.Bytes())
 	for name, out := range map[string]string{"table": table.String(), "markdown": md.String()} {
-		for _, want := range []string{"Unfinished rollout: halted in wave ", "shard-router apply PKG --out out", "shard-router apply --rollback --out out",
-			"held by bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3 since 2026-08-03T11:15:00Z, expires 2026-08-03T11:15:30Z unless renewed",
-			"applying, not finished (no run holds the lock: it was killed)", "0f6c2a8e-1111-4b1e-9a55-000000000000", "2026-08-03T10:15:00Z",
+		for _, want := range []string{"Rollout in progress, in wave ", "waves baked: ", "waves left: ", "shard-router apply PKG --out out", "shard-router apply --rollback --out out",
+			"In progress: bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3 holds the locks of ", "eu-shard-01", " since 2026-08-03T11:15:00Z, last renewed 2026-08-03T11:15:55Z: wave ",
+			" baking, 4m0s left (until 2026-08-03T11:20:00Z).", "Its run is alive: let it finish",
+			"Killed: the run that last wrote ", "eu-shard-04", ", carol@laptop pid 7, died applying it, and no live run holds its lock: apply again",
+			"settled by carol@laptop pid 8 at 2026-08-03T10:25:00Z", "2026-08-03T10:15:00Z",
+			"OUT_DIR is stale for 1 context(s): another run applied since.", "stale OUT_DIR", `context "eu-shard-06": OUT_DIR is stale`,
+			"1 context(s) being applied by a run in progress.", "1 context(s) last written by a run that died applying them: apply again.",
 			`record not read in full: reading Lease default/shard-router.shop-eu-shard-05: leases.coordination.k8s.io "shard-router.shop-eu-shard-05" is forbidden`, "reaches another cluster"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the %s lacks %q:\n%s", name, want, out)
 			}
 		}
-		if strings.Index(out, "Unfinished rollout") > strings.Index(out, "eu-shard-03") {
-			t.Errorf("the %s does not show the rollout first", name)
+		for _, never := range []string{"waves canary", "not finished", "resume it while", "its bake did not end"} {
+			if strings.Contains(out, never) {
+				t.Errorf("the %s says %q:\n%s", name, never, out)
+			}
+		}
+		if strings.Index(out, "Rollout in progress") > strings.Index(out, "eu-shard-03") || strings.Index(out, "In progress: bob") > strings.Index(out, "Rollout in progress") {
+			t.Errorf("the %s does not show the run, then the rollout, first", name)
+		}
+	}
+	// The text tables keep within 120 columns: what does not fit is a
+	// note under its table.
+	for _, line := range strings.Split(table.String(), "\n") {
+		if len(line) > TableWidth && (strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "CONTEXT") || strings.HasPrefix(line, "eu-shard-")) && !strings.Contains(line, ": ") {
+			t.Errorf("a table row of %d columns:\n%s", len(line), line)
+		}
+	}
+	for _, want := range []string{"  eu-shard-06  12      applied   2026-08-03T09:15:00Z  9b8a7c6d  -     (below)",
+		"  eu-shard-06: applied by dave@build-agent-eu-west-1-prod-0042 pid 123456 (Buildkite job 0191b7a2-5c7e-4f1a)",
+		"eu-shard-06  stale OUT_DIR  found      2        1        1            -        -      -"} {
+		if !strings.Contains(table.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, table.String())
 		}
 	}
 	// eu-shard-03 has no record: it has its summary row, and no record row.
@@ -241,13 +279,13 @@ func TestStatusRecordsGolden(t *testing.T) {
 	}
 }
 
-// Without a record, a lock or a rollout, nothing of them is shown: the
-// outputs are those of a fleet no apply of this release wrote.
+// Without a record, a lock, a run or a rollout, nothing of them is shown:
+// the outputs are those of a fleet no apply of this release wrote.
 func TestStatusNoRecordsUnchanged(t *testing.T) {
 	s := recordStatus()
-	s.Rollout = nil
+	s.Rollout, s.Runs = nil, nil
 	for i := range s.Contexts {
-		s.Contexts[i].Record = nil
+		s.Contexts[i].Record, s.Contexts[i].OutDirMismatch = nil, nil
 	}
 	var table, md, page bytes.Buffer
 	if err := RenderStatusTable(&table, s); err != nil {
@@ -298,7 +336,7 @@ func TestStatusMarkdownLimit(t *testing.T) {
 	if strings.Count(md, "<details>") != strings.Count(md, "</details>") {
 		t.Error("unbalanced <details>")
 	}
-	for _, want := range []string{"Unfinished rollout", "| `eu-shard-63` | needs attention |", "| `eu-shard-63` | 64 | alice@runner-1 pid 4242 |"} {
+	for _, want := range []string{"Rollout in progress", "| `eu-shard-63` | needs attention |", "| `eu-shard-63` | 64 | applied | alice@runner-1 pid 4242 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the markdown lacks %q", want)
 		}
@@ -335,6 +373,16 @@ func TestStatusRecordsHTMLAndJSON(t *testing.T) {
 	if !strings.Contains(html, `<span class="small">https://10.9.9.9:6443</span>`) {
 		t.Error("the page does not name the server the refused context reaches")
 	}
+	for _, want := range []string{`data-run="bob@runner-2 pid 99 (GitHub Actions run 123) run x1y2z3"><strong>! In progress: `, "wave eu baking, 4m0s left",
+		`data-outdir-mismatch="eu-shard-06">! <code>eu-shard-06</code> is stale OUT_DIR: `, `<span class="warn">! killed</span>`,
+		"settled by carol@laptop pid 8", `data-label="drifted"><span class="warn">-</span>`} {
+		if !strings.Contains(html, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if r, f := strings.Index(html, `data-run=`), strings.Index(html, `id="rollout"`); r < 0 || r > f {
+		t.Error("the page does not show the run in progress before the rollout")
+	}
 	if err := WriteJSON(&doc, s); err != nil {
 		t.Fatal(err)
 	}
@@ -345,12 +393,54 @@ func TestStatusRecordsHTMLAndJSON(t *testing.T) {
 	if !reflect.DeepEqual(&back, s) {
 		t.Errorf("round trip:\n%+v\n%+v", back, *s)
 	}
-	for _, want := range []string{`"appliedAt": "2026-08-03T10:15:00Z"`, `"expires": "2026-08-03T11:15:30Z"`, `"rollback": "shard-router apply --rollback --out out"`} {
+	for _, want := range []string{`"appliedAt": "2026-08-03T10:15:00Z"`, `"expires": "2026-08-03T11:16:25Z"`, `"rollback": "shard-router apply --rollback --out out"`,
+		`"readAt": "2026-08-03T11:16:00Z"`, `"bakeEnds": "2026-08-03T11:20:00Z"`, `"state": "inProgress"`, `"outDirSerial": 10`, `"settledBy": "carol@laptop pid 8"`,
+		`"unlock": "shard-router apply --force-unlock-held-by x1y2z3 --out out"`} {
 		if !strings.Contains(doc.String(), want) {
 			t.Errorf("the JSON lacks %s", want)
 		}
 	}
 	if strings.Contains(doc.String(), `"appliedAt": "0001`) {
 		t.Error("an unknown time is written as the zero time")
+	}
+}
+
+// Each state of an unfinished rollout says one thing, and how to go on;
+// a run that is gone says when its locks free themselves and the command
+// that breaks them, never to wait for it.
+func TestRolloutStatesAndRuns(t *testing.T) {
+	base := recordStatus().Rollout
+	for state, want := range map[string]string{
+		v1alpha1.RolloutKilled: "Unfinished rollout: killed in wave eu (the run applying it died before its bake ended); waves baked: canary; waves left: eu; it changed 3 context(s).",
+		v1alpha1.RolloutHalted: "Unfinished rollout: halted in wave eu (the run ended before its bake finished); waves baked: canary; waves left: eu; it changed 3 context(s).",
+		v1alpha1.RolloutPaused: "Unfinished rollout: paused before wave eu; waves baked: canary; waves left: eu; it changed 3 context(s).",
+	} {
+		r := *base
+		r.State = state
+		if got := rolloutHeadline(&r, plain); got != want {
+			t.Errorf("%s: %q, want %q", state, got, want)
+		}
+		if wait, _ := rolloutWayOn(&r, plain); wait != "" {
+			t.Errorf("%s: %q: only a live run is waited for", state, wait)
+		}
+	}
+	r := *base
+	r.Baked = nil
+	r.Left = []string{"canary", "eu"}
+	r.State, r.StoppedAt = v1alpha1.RolloutKilled, "canary"
+	if got := rolloutHeadline(&r, plain); !strings.Contains(got, "; no wave baked yet; waves left: canary, eu;") {
+		t.Errorf("nothing baked: %q", got)
+	}
+
+	readAt := time.Date(2026, 12, 2, 19, 32, 13, 0, time.UTC)
+	gone := v1alpha1.FleetRun{Holder: "ci@runner-1 pid 42 (job 7) run x1y2z3", Contexts: []string{"A", "B"}, Expires: readAt.Add(23 * time.Second),
+		Gone: "pid 42 no longer runs on this host, runner-1", Unlock: "shard-router apply --force-unlock-held-by x1y2z3 --out out"}
+	want := "Killed: ci@runner-1 pid 42 (job 7) run x1y2z3 still holds the locks of A, B, but it is gone (pid 42 no longer runs on this host, runner-1): they free themselves at 2026-12-02T19:32:36Z, in 23s; to break them now: shard-router apply --force-unlock-held-by x1y2z3 --out out"
+	if got := runText(gone, readAt, plain); got != want {
+		t.Errorf("a gone run:\n%q\nwant\n%q", got, want)
+	}
+	ended := v1alpha1.FleetRun{Holder: "h run r", Contexts: []string{"A"}, Wave: "canary", Phase: "baking", BakeEnds: readAt.Add(-time.Second)}
+	if got := runText(ended, readAt, code); !strings.Contains(got, "holds the locks of `A` since") || !strings.HasSuffix(got, ": wave canary baking, its bake ended at 2026-12-02T19:32:12Z.") {
+		t.Errorf("a run past its bake: %q", got)
 	}
 }

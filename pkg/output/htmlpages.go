@@ -13,6 +13,9 @@ func (v statusView) write(p *page) {
 	p.head("shard-router status")
 	p.m("\n<h1>shard-router status</h1>\n<p class=\"doc\">Every context's objects as its cluster holds them, against the context's package and its live inventory.</p>\n<p class=\"headline\">").
 		t(v.Headline).m("</p>\n")
+	for _, run := range v.Doc.Runs {
+		p.m(`<div class="caution" data-run="`).t(run.Holder).m(`"><strong>! `).t(runText(run, v.Doc.ReadAt, plain)).m("</strong></div>\n")
+	}
 	if r := v.Doc.Rollout; r != nil {
 		writeRollout(p, r)
 	}
@@ -28,6 +31,11 @@ func (v statusView) write(p *page) {
 			p.m("</li>")
 		}
 		p.m("</ul></div>")
+	}
+	for _, r := range v.Rows {
+		if r.OutDirMismatch != nil && r.Error == "" {
+			p.m("\n" + `<div class="caution" data-outdir-mismatch="`).t(r.Name).m(`">! <code>`).t(r.Name).m("</code> is ").t(r.State).m(": ").t(r.OutDirMismatch.Message).m("</div>")
+		}
 	}
 	p.m("\n\n<h2>Fleet (").n(len(v.Rows)).m(" contexts, ").n(v.InSync).m(" in sync)</h2>\n<table class=\"stack matrix\" id=\"fleet\">\n")
 	if v.HasEngine {
@@ -82,7 +90,7 @@ func (v statusView) writeRow(p *page, r statusRow) {
 		n(r.Objects).m(`</td><td class="n" data-label="current">`).n(r.Current).m(`</td><td class="n" data-label="not current">`)
 	p.count(r.NotCurrent)
 	p.m(`</td><td class="n" data-label="drifted">`)
-	p.count(r.Drifted)
+	p.compared(r, r.Drifted)
 	p.m(`</td><td class="n" data-label="extra">`)
 	p.unlessEngineKeeps(r, r.Extra)
 	p.m(`</td><td class="n" data-label="not applied">`)
@@ -107,7 +115,11 @@ func writeRollout(p *page, r *v1alpha1.RolloutSummary) {
 	for _, c := range r.Contexts {
 		p.m(`<li data-rollout-context="`).t(c.Name).m(`"><code>`).t(c.Name).m("</code> (wave <code>").t(c.Wave).m("</code>): a rollback gives it ").t(rollbackTo(c)).m("</li>")
 	}
-	p.m("</ul>\nTo resume it: <code>").t(r.Resume).m("</code><br>To roll it back: <code>").t(r.Rollback).m("</code></div>\n")
+	p.m("</ul>\n")
+	if wait, _ := rolloutWayOn(r, plain); wait != "" {
+		p.t(wait).m("<br>")
+	}
+	p.m("To resume it: <code>").t(r.Resume).m("</code><br>To roll it back: <code>").t(r.Rollback).m("</code></div>\n")
 }
 
 // writeRecords is each context's last apply, cluster and lock, for the
@@ -127,9 +139,14 @@ func (v statusView) writeRecords(p *page) {
 		p.m(`<tr data-record="`).t(row.Name).m(`"><td><code>`).t(row.Name).m(`</code></td><td class="n" data-label="serial">`).t(recordSerial(r)).
 			m(`</td><td data-label="applied by">`).t(orDash(r.AppliedBy)).m(`</td><td data-label="applied at">`).t(recordTime(r.AppliedAt)).
 			m(`</td><td data-label="outcome">`)
-		switch r.Outcome {
-		case "", "applied":
+		switch {
+		case r.Killed():
+			p.m(`<span class="warn">! killed</span><br><span class="small">the run that wrote it `).t(killedText(false)).m("</span>")
+		case r.Outcome == "" || r.Outcome == "applied":
 			p.t(orDash(r.Outcome))
+			if st := settledText(r); st != "" {
+				p.m(`<br><span class="small">`).t(st).m("</span>")
+			}
 		default:
 			p.m(`<span class="warn">! `).t(recordOutcome(r)).m("</span>")
 		}
@@ -156,6 +173,16 @@ func (v statusView) writeRecords(p *page) {
 func (p *page) unlessEngineKeeps(r statusRow, n int) {
 	if r.Inventory.EngineKeeps() {
 		p.m(`<span class="warn">? unknown</span>`)
+		return
+	}
+	p.compared(r, n)
+}
+
+// compared writes a count of a comparison with OUT_DIR: "-" for a context
+// OUT_DIR is stale for, whose objects were not compared with it.
+func (p *page) compared(r statusRow, n int) {
+	if r.Stale() {
+		p.m(`<span class="warn">-</span>`)
 		return
 	}
 	p.count(n)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -481,6 +482,13 @@ func (a *applyE2E) moveHandsOff(t *testing.T) {
 	// Progress says each step of a phase once: A applies twice, prunes once.
 	if n, m := strings.Count(r.Stderr, "apply: A: waiting for the objects to be Current"), strings.Count(r.Stderr, "apply: A: pruning"); n != 2 || m != 1 {
 		t.Errorf("A's progress: %d waiting lines and %d pruning lines, want 2 and 1:\n%s", n, m, r.Stderr)
+	}
+	// ...and says one thing (issue 40): the objects its first phase
+	// applies, its package's and the copies it keeps, are the ones the
+	// next line counts as applied.
+	first := regexp.MustCompile(`A: applying (\d+) object\(s\): the (\d+) of its package and the (\d+) it hands off, kept until their new copies are Current`).FindStringSubmatch(r.Stderr)
+	if first == nil || first[3] != fmt.Sprint(len(paths)) || !strings.Contains(r.Stderr, fmt.Sprintf("A: waiting for the objects to be Current (at most 2m0s): %s of %s object(s) applied", first[1], first[1])) {
+		t.Errorf("A's first phase: %q; want it to count what the next line says it applied, %d of them handed off:\n%s", first, len(paths), r.Stderr)
 	}
 	a.checkPlaced(t)
 	a.kptChangesNothing(t)

@@ -118,15 +118,11 @@ func shardRouterLeases(t testing.TB, api *clusterAPIServer) map[string]leaseStat
 	return out
 }
 
-// forceUnlock breaks, with apply --force-unlock, the locks a killed run
-// left on the contexts of OUT_DIR out, and returns what it printed.
+// forceUnlock breaks, with one apply --force-unlock, the locks a killed
+// run left on the contexts of OUT_DIR out, and returns what it printed.
 func forceUnlock(t testing.TB, bin, out, kubeconfig string, contexts ...string) string {
 	t.Helper()
-	var b strings.Builder
-	for _, ctx := range contexts {
-		b.WriteString(mustRun(t, cmdSpec{}, bin, "apply", "--force-unlock", ctx, "--out", out, "--kubeconfig", kubeconfig).Stderr)
-	}
-	return b.String()
+	return mustRun(t, cmdSpec{}, bin, "apply", "--force-unlock", strings.Join(contexts, ","), "--out", out, "--kubeconfig", kubeconfig).Stderr
 }
 
 // leaseName is the Lease of the testdata/apply package's inventory in ctx.
@@ -337,9 +333,16 @@ func (f *fleetLockE2E) race(t *testing.T, n int, extra ...string) (waited int) {
 		if len(extra) > 0 && how != "refused as stale" {
 			t.Errorf("%s (%v) was not refused as stale:\n%s", running[i].job, extra, r.result)
 		}
-		if strings.Contains(out, "found once its lock was taken") || strings.Contains(out, "while this one waited for its lock") {
+		if strings.Contains(out, "found once its lock was taken") {
+			t.Errorf("%s says its lock was taken, though it was refused before:\n%s", running[i].job, r.result)
+		}
+		if strings.Contains(out, "read again once its lock was free, after waiting") {
 			how = "waited, then refused as stale"
 			waited++
+			// --lock-timeout says once that it waits, for whom, and until when.
+			if n := countLines(r.Stderr, "A: waiting for its lock: ", running[winner].holder()+" run ", "waiting until "); n != 1 {
+				t.Errorf("%s waited: %d line(s) saying it waits for %s, want 1 with its deadline:\n%s", running[i].job, n, running[winner].holder(), r.Stderr)
+			}
 		}
 		t.Logf("%s: %s", running[i].job, how)
 		ns, name := strings.TrimSuffix(raceChanges[i][0], ".yaml"), raceChanges[i][1]
@@ -429,14 +432,18 @@ func withRollout(t testing.TB, a *applyE2E, canary string) (restore func()) {
 
 // killDuringBake changes a ConfigMap in each context to value and starts
 // an apply that it kills (SIGKILL) while the canary A bakes: the run holds
-// both contexts' locks then. It returns the killed run.
-func (f *fleetLockE2E) killDuringBake(t *testing.T, value string) *runningApply {
+// both contexts' locks then. baking, when set, runs before the kill. It
+// returns the killed run.
+func (f *fleetLockE2E) killDuringBake(t *testing.T, value string, baking func(*runningApply)) *runningApply {
 	a := f.base
 	restore := withRollout(t, a, "A")
 	a.setValue(t, "apply-a1.yaml", "settings-1", value)
 	a.setValue(t, "apply-b1.yaml", "settings-1", value)
 	run := a.start(t, value)
 	waitFor(t, run.cmd, run.progress, "wave canary: baking")
+	if baking != nil {
+		baking(run)
+	}
 	run.kill(t)
 	restore()
 	if got := a.liveValue(t, "A", "apply-a1", "settings-1"); got != value {
@@ -450,15 +457,24 @@ func (f *fleetLockE2E) killDuringBake(t *testing.T, value string) *runningApply 
 	return run
 }
 
-// killedExpires: a run killed while it holds its locks: the next run from
-// the same OUT_DIR is refused at once, naming the killed run, with no
-// write to any object; with --lock-timeout it waits for the lock to expire
-// (30 s after its last renewal) and applies, its first write to B after
-// that.
+// killedExpires: a run killed while it holds its locks (status says it is
+// in progress while it bakes, then killed): the next run from the same
+// OUT_DIR is refused at once, in one error naming both contexts, saying
+// the run is gone (its pid no longer runs on this host), when its locks
+// free themselves and how to break them, never to wait for it, with no
+// write to any object; with --lock-timeout it says once that it waits for
+// B's lock (the holder, until when) and once that it has it, its first
+// write to B after the lock expired, and it settles A's record, which the
+// killed run applied and left `applying`, with one write to A (its Lease).
+// The cluster's record, OUT_DIR's, status and --detailed-exitcode then
+// agree; a no-change apply writes nothing, and they still agree.
 func (f *fleetLockE2E) killedExpires(t *testing.T) {
 	a := f.base
-	killed := f.killDuringBake(t, "killed-1")
+	killed := f.killDuringBake(t, "killed-1", func(run *runningApply) { f.requireInProgress(t, run) })
 	expires := f.lease(t, "B").Expires()
+	serialA := f.lease(t, "A").Serial
+	holder := f.lease(t, "A").Holder
+	f.requireKilled(t, killed)
 	marks := a.auditMarks(t)
 	r := a.apply(t)
 	if time.Now().After(expires) {
@@ -467,7 +483,12 @@ func (f *fleetLockE2E) killedExpires(t *testing.T) {
 	if r.ExitCode != 1 {
 		t.Errorf("a run while the killed run's lock is held: exit %d, want 1\n%s", r.ExitCode, r.result)
 	}
-	clusterMentions(t, "the refusal", r.Stdout+r.Stderr, "is locked by another run", killed.holder(), "--force-unlock")
+	clusterMentions(t, "the refusal", r.Stderr, `contexts "A", "B" are locked by another run: `+holder, "That run is gone (pid", "no longer runs on this host",
+		"they free themselves at", "apply again then (or now with --lock-timeout", "break them at once: shard-router apply --force-unlock-held-by "+runID(holder)+" --out "+a.out+" --kubeconfig "+a.e.kubeconfig)
+	t.Logf("the refusal:\n%s", strings.Join(r.report.Errors, "\n"))
+	if n := len(r.report.Errors); n != 1 || strings.Contains(r.Stderr, "wait for that run to finish") {
+		t.Errorf("the refusal: %d error(s), want 1 naming both contexts, and none asking to wait for the dead run:\n%s", n, r.Stderr)
+	}
 	for ctx, ws := range a.writesSince(t, marks) {
 		if objects, _ := splitLeaseWrites(ws); len(objects) > 0 {
 			t.Errorf("the refused run wrote objects of %s:\n%s", ctx, describeWrites(objects))
@@ -481,42 +502,81 @@ func (f *fleetLockE2E) killedExpires(t *testing.T) {
 		t.Fatalf("--lock-timeout 1m after the kill:\n%s", r.result)
 	}
 	t.Logf("--lock-timeout: waited and applied in %s (the lock expired %s after it started)", time.Since(start).Round(time.Millisecond), expires.Sub(start).Round(time.Millisecond))
-	objects, _ := splitLeaseWrites(a.writesSince(t, marks)["B"])
+	if n, m := countLines(r.Stderr, "B: waiting for its lock: ", killed.holder()+" run ", "that run is gone (pid", "waiting until "), countLines(r.Stderr, "B: locked after waiting "); n != 1 || m != 1 {
+		t.Errorf("--lock-timeout: %d line(s) saying it waits for B's lock and %d saying it has it, want 1 and 1, naming the holder, that it is gone, and the deadline:\n%s", n, m, r.Stderr)
+	}
+	clusterMentions(t, "the rerun's progress", r.Stderr, "A: settled its record (Lease default/"+leaseName("A")+", serial "+serialA+" kept)")
+	t.Logf("the rerun's progress:\n%s", r.Stderr)
+	writes := a.writesSince(t, marks)
+	objects, _ := splitLeaseWrites(writes["B"])
 	if len(objects) == 0 {
 		t.Fatal("the run that waited wrote nothing to B")
 	}
 	if objects[0].Received.Before(expires) {
 		t.Errorf("B's first write at %s, before the killed run's lock expired at %s", objects[0].Received.Format(time.StampMilli), expires.Format(time.StampMilli))
 	}
+	// A, which the killed run had applied, needs no write to an object:
+	// one write to its Lease settles its record.
+	objectsA, leasesA := splitLeaseWrites(writes["A"])
+	if len(objectsA) > 0 || len(leasesA) != 1 || leasesA[0].Verb != "update" || leasesA[0].ResponseStatus.Code != 200 {
+		t.Errorf("A during the rerun: %d write(s) to objects, %d to its Lease; want 0 and 1 (the settle):\n%s%s", len(objectsA), len(leasesA), describeWrites(objectsA), describeWrites(leasesA))
+	}
 	for _, ctx := range f.e.names {
 		if got := a.liveValue(t, ctx, "apply-"+strings.ToLower(ctx)+"1", "settings-1"); got != "killed-1" {
 			t.Errorf("%s: settings-1 = %q after the rerun, want killed-1", ctx, got)
 		}
 	}
-	// B, which the rerun wrote, records it; A, which the killed run had
-	// applied, needed no write (nor lock).
 	if l := f.lease(t, "B"); l.Holder != "" || l.Outcome != "applied" {
 		t.Errorf("B: Lease after the rerun: %+v, want free and applied", l)
 	}
-	t.Logf("A: Lease after the rerun: %+v", f.lease(t, "A"))
+	f.requireSettled(t, "A", serialA)
+
+	// A no-change apply: no write at all, the record as it was.
+	marks = a.auditMarks(t)
+	a.mustApply(t, v1alpha1.ApplyUnchanged)
+	requireNoWrites(t, "a no-change apply after the settled rerun", a.writesSince(t, marks), f.e.names...)
+	f.requireSettled(t, "A", serialA)
 }
 
-// killedForceUnlock: a run killed while it holds its locks; apply
-// --force-unlock breaks each and says whose it was; the next run then
-// applies at once, long before the locks would have expired.
+// killedForceUnlock: a run killed while it holds its locks; the command
+// the refusal offers (apply --force-unlock-held-by, copied from it) breaks
+// both and says whose they were; again, it finds none, and --force-unlock
+// A,B finds both free. status then says the contexts were last written by
+// a run that died (no lock held: it shows no run). The next run applies
+// at once, long before the locks would have expired, and settles A.
 func (f *fleetLockE2E) killedForceUnlock(t *testing.T) {
 	a := f.base
-	killed := f.killDuringBake(t, "killed-2")
+	killed := f.killDuringBake(t, "killed-2", nil)
 	expires := f.lease(t, "B").Expires()
-	broke := forceUnlock(t, a.e.bin, a.out, a.e.kubeconfig, a.e.names...)
-	for _, ctx := range f.e.names {
-		clusterMentions(t, "--force-unlock", broke, fmt.Sprintf(`context %q: broke the lock of`, ctx), "on Lease default/"+leaseName(ctx))
-	}
-	clusterMentions(t, "--force-unlock", broke, killed.holder())
-	if again := forceUnlock(t, a.e.bin, a.out, a.e.kubeconfig, "B"); !strings.Contains(again, "was not locked: nothing to break") {
-		t.Errorf("--force-unlock of a free lock: %q", again)
-	}
+	serialA := f.lease(t, "A").Serial
 	r := a.apply(t)
+	m := unlockCommand.FindStringSubmatch(r.Stderr)
+	if r.ExitCode != 1 || m == nil {
+		t.Fatalf("the refusal offers no command that breaks the locks:\n%s", r.result)
+	}
+	res := runCmd(t, cmdSpec{}, a.e.bin, "apply", "--force-unlock-held-by", m[1], "--out", m[2], "--kubeconfig", m[3])
+	if res.ExitCode != 0 {
+		t.Fatalf("the offered command:\n%s", res)
+	}
+	for _, ctx := range f.e.names {
+		if countLines(res.Stderr, fmt.Sprintf(`context %q: broke the lock of `, ctx), killed.holder()+" run ", "on Lease default/"+leaseName(ctx), "that run is gone: pid") != 1 {
+			t.Errorf("--force-unlock-held-by does not say it broke %s's lock, whose, and that its holder is gone:\n%s", ctx, res.Stderr)
+		}
+	}
+	if again := runCmd(t, cmdSpec{}, a.e.bin, "apply", "--force-unlock-held-by", m[1], "--out", m[2], "--kubeconfig", m[3]); again.ExitCode != 1 ||
+		!strings.Contains(again.Stderr, "holds no lock on A, B: nothing was broken") {
+		t.Errorf("--force-unlock-held-by once its locks are broken:\n%s", again)
+	}
+	free := forceUnlock(t, a.e.bin, a.out, a.e.kubeconfig, "A", "B")
+	for _, ctx := range f.e.names {
+		clusterMentions(t, "--force-unlock A,B of free locks", free, fmt.Sprintf(`context %q: Lease default/%s was not locked: nothing to break`, ctx, leaseName(ctx)))
+	}
+	s := f.status(t, a.out)
+	if s.exit != 2 || len(s.doc.Runs) != 0 || s.doc.Rollout == nil || s.doc.Rollout.State != v1alpha1.RolloutKilled {
+		t.Errorf("status once the killed run's locks are broken: exit %d, runs %+v, rollout %+v; want 2, none, killed\n%s", s.exit, s.doc.Runs, s.doc.Rollout, s.table)
+	}
+	clusterMentions(t, "status once the killed run's locks are broken", s.table, "Killed: the run that last wrote A, B, ", "died applying them, and no live run holds their locks: apply again")
+	r = a.apply(t)
 	if r.ExitCode != 0 {
 		t.Fatalf("the run after --force-unlock:\n%s", r.result)
 	}
@@ -528,6 +588,7 @@ func (f *fleetLockE2E) killedForceUnlock(t *testing.T) {
 			t.Errorf("%s: settings-1 = %q after the rerun, want killed-2", ctx, got)
 		}
 	}
+	f.requireSettled(t, "A", serialA)
 }
 
 // staleOutDir: runner 1 moves Namespace apply-b2 from B to A (allowMoves)
@@ -582,6 +643,11 @@ func (f *fleetLockE2E) staleOutDir(t *testing.T) {
 	}
 	clusterMentions(t, "plan --live's refusal", live.Stdout, `context "A": OUT_DIR is stale`, `context "B": OUT_DIR is stale`, lastWriter)
 	requireNoWrites(t, "plan --live", r1.writesSince(t, marks), f.e.names...)
+
+	// status says the same of runner 2's OUT_DIR, without calling runner
+	// 1's move runner 2's drift.
+	f.requireStaleStatus(t, r2.out, r1.out, lastWriter, moved)
+	requireNoWrites(t, "status", r1.writesSince(t, marks), f.e.names...)
 
 	r = r2.apply(t, "--adopt-cluster-state")
 	if r.ExitCode != 1 {

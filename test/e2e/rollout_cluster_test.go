@@ -410,6 +410,7 @@ func (e *rolloutE2E) neverReadyHalts(t *testing.T) {
 		t.Errorf("the halted wave does not name the context and the reason: %q", r.report.Waves[0].Error)
 	}
 	e.untouched(t, start, before, "R2", "R3")
+	e.requireHalted(t, "canary")
 
 	e.write(t, rolloutVersion{value: "v2"})
 	r = e.apply(t)
@@ -418,6 +419,27 @@ func (e *rolloutE2E) neverReadyHalts(t *testing.T) {
 	}
 	requireWaves(t, r, v1alpha1.WaveApplied, v1alpha1.WaveApplied)
 	e.requireValues(t, map[string]string{"R1": "v2", "R2": "v2", "R3": "v2"})
+}
+
+// requireHalted: status after a halted rollout says it halted in wave
+// (its run ended: no run holds a lock, no record says applying), and how
+// to resume it or roll it back; --detailed-exitcode exits 2.
+func (e *rolloutE2E) requireHalted(t *testing.T, wave string) {
+	t.Helper()
+	res := runCmd(t, cmdSpec{Timeout: 3 * time.Minute}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig, "-o", "json", "--detailed-exitcode")
+	var doc v1alpha1.FleetStatus
+	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
+		t.Fatalf("status -o json: %v\n%s", err, res)
+	}
+	if res.ExitCode != 2 || len(doc.Runs) > 0 || doc.Rollout == nil || doc.Rollout.State != v1alpha1.RolloutHalted || doc.Rollout.StoppedAt != wave {
+		t.Errorf("status after a halt: exit %d, runs %+v, rollout %+v; want 2, none, halted in %s\n%s", res.ExitCode, doc.Runs, doc.Rollout, wave, res)
+	}
+	table := runCmd(t, cmdSpec{Timeout: 3 * time.Minute}, e.bin, "status", e.out, "--kubeconfig", e.kubeconfig)
+	clusterMentions(t, "status after a halt", table.Stdout, "Unfinished rollout: halted in wave "+wave+" (the run ended before its bake finished); no wave baked yet; waves left: ",
+		"To resume it: shard-router apply PKG --out "+e.out, "To roll it back: ")
+	if strings.Contains(table.Stdout, "In progress") || strings.Contains(table.Stdout, "killed") {
+		t.Errorf("status calls a halted rollout in progress or killed:\n%s", table.Stdout)
+	}
 }
 
 // applyAsync starts apply with its progress in a file.

@@ -18,6 +18,13 @@ const FleetStatusKind = "FleetStatus"
 // order by default), objects sorted by ref.
 type FleetStatus struct {
 	TypeMeta `json:",inline"`
+	// ReadAt is when status read the clusters: the time a bake's time left
+	// and a lock's expiry are counted from.
+	ReadAt time.Time `json:"readAt,omitzero"`
+	// Runs are the apply runs that hold locks on the contexts read, as
+	// their clusters' Leases say: one in progress, or one that died and
+	// whose locks have not expired yet; absent when none does.
+	Runs []FleetRun `json:"runs,omitempty"`
 	// Rollout is OUT_DIR's unfinished rollout (a halted or interrupted
 	// apply with spec.rollout); nil when none is recorded.
 	Rollout *RolloutSummary `json:"rollout,omitempty"`
@@ -26,6 +33,42 @@ type FleetStatus struct {
 	Gates    []WaveGates     `json:"gates,omitempty"`
 	Contexts []ContextStatus `json:"contexts"`
 }
+
+// FleetRun is a run that holds the locks of some of the contexts read,
+// from their clusters' Leases.
+type FleetRun struct {
+	// Holder is the run as its locks name it: user@host pid N (CI job)
+	// run ID.
+	Holder string `json:"holder"`
+	// Contexts are the contexts whose locks it holds, in the order read.
+	Contexts []string `json:"contexts"`
+	// Since is when it took its first lock, Renewed its last renewal, and
+	// Expires when the last of its locks frees itself unless it renews
+	// them.
+	Since   time.Time `json:"since,omitzero"`
+	Renewed time.Time `json:"renewed,omitzero"`
+	Expires time.Time `json:"expires"`
+	// Wave, Phase (applying, baking or "rolling back") and BakeEnds are
+	// where its rollout is, as it last recorded on its locks (spec.rollout
+	// only).
+	Wave     string    `json:"wave,omitempty"`
+	Phase    string    `json:"phase,omitempty"`
+	BakeEnds time.Time `json:"bakeEnds,omitzero"`
+	// Gone is the evidence that the run is dead (its pid no longer runs
+	// on this host, or it stopped renewing its locks); "" while it looks
+	// alive.
+	Gone string `json:"gone,omitempty"`
+	// Unlock is the command that breaks its locks, and no other.
+	Unlock string `json:"unlock"`
+}
+
+// Rollout states (RolloutSummary.State).
+const (
+	RolloutInProgress = "inProgress"
+	RolloutKilled     = "killed"
+	RolloutHalted     = "halted"
+	RolloutPaused     = "paused"
+)
 
 // WaveGates is what one wave's gates measured in each of its contexts in
 // the last apply that baked the wave.
@@ -48,10 +91,14 @@ type RolloutSummary struct {
 	// Contexts are the contexts the rollout changed (or began to), in the
 	// order it got to them.
 	Contexts []RolloutContext `json:"contexts"`
-	// StoppedAt is the first wave that did not finish its bake; State says
-	// how: halted (it changed a context and its bake did not end: a
-	// failure, or a kill) or paused (it did not start: --until-wave
-	// stopped the run before it). Left are the waves from it on.
+	// StoppedAt is the first wave that did not finish its bake (the wave
+	// a run in progress is on, when it recorded one); State says how:
+	// inProgress (a live run holds locks on the fleet: let it finish),
+	// killed (a run died applying it: a context's record says applying,
+	// and no live run holds its lock), halted (it changed a context and
+	// the run ended before its bake finished: a failure, or an
+	// inconclusive gate) or paused (it did not start: --until-wave stopped
+	// the run before it). Left are the waves from it on.
 	StoppedAt string   `json:"stoppedAt,omitempty"`
 	State     string   `json:"state,omitempty"`
 	Left      []string `json:"left"`
@@ -89,8 +136,39 @@ type ContextStatus struct {
 	// that wrote the context (its Lease beside the inventory), with the
 	// cluster's identity; nil when the cluster has no such Lease and its
 	// identity was not read.
-	Record  *ContextRecord `json:"record,omitempty"`
-	Objects []ObjectStatus `json:"objects"`
+	Record *ContextRecord `json:"record,omitempty"`
+	// OutDirMismatch is set when OUT_DIR's record of the context
+	// (.shard-router-fleet.json) disagrees with its cluster's: OUT_DIR is
+	// stale (then Objects are what the cluster's inventory lists, with
+	// their health only: another run applied them, so they are not
+	// compared with OUT_DIR), or the cluster's record is older.
+	OutDirMismatch *OutDirMismatch `json:"outDirMismatch,omitempty"`
+	Objects        []ObjectStatus  `json:"objects"`
+}
+
+// OutDirMismatch is how OUT_DIR's record of a context disagrees with its
+// cluster's, in the words apply refuses it with.
+type OutDirMismatch struct {
+	// OutDirSerial is the serial OUT_DIR recorded (0: none); the
+	// cluster's is Record.Serial.
+	OutDirSerial int64 `json:"outDirSerial"`
+	// State is stale (another run wrote the cluster since OUT_DIR
+	// recorded it) or older (the cluster's record is older than OUT_DIR's:
+	// its Lease was deleted, or the cluster restored from a backup).
+	State   string `json:"state"`
+	Message string `json:"message"`
+}
+
+// OUT_DIR mismatch states.
+const (
+	OutDirStale = "stale"
+	OutDirOlder = "older"
+)
+
+// Stale reports whether OUT_DIR is stale for the context: its objects
+// were not compared with OUT_DIR.
+func (c ContextStatus) Stale() bool {
+	return c.OutDirMismatch != nil && c.OutDirMismatch.State == OutDirStale
 }
 
 // ContextRecord is a cluster's record of the last shard-router apply that
@@ -105,8 +183,12 @@ type ContextRecord struct {
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
 	// Outcome is applying (the run has not finished, or was killed),
-	// applied, failed or "rolled back".
-	Outcome string `json:"outcome,omitempty"`
+	// applied, failed or "rolled back". SettledBy and SettledAt name the
+	// later run that found the context in sync after the run that wrote
+	// it died applying it, and set the outcome to applied.
+	Outcome   string    `json:"outcome,omitempty"`
+	SettledBy string    `json:"settledBy,omitempty"`
+	SettledAt time.Time `json:"settledAt,omitzero"`
 	// OwnerName describes the OUT_DIR whose package owns the inventory.
 	OwnerName string `json:"ownerName,omitempty"`
 	// ClusterUID is the cluster's identity, the UID of its kube-system
@@ -122,12 +204,36 @@ type ContextRecord struct {
 	Error string `json:"error,omitempty"`
 }
 
-// LockState is a held lock: who holds it, since when, and when it
-// expires unless its holder renews it.
+// LockState is a held lock: who holds it, since when, when it last
+// renewed it, and when it expires unless its holder renews it; where the
+// holder's rollout is, as it recorded there; and the evidence that the
+// holder is dead (Gone, "" while it looks alive).
 type LockState struct {
-	Holder  string    `json:"holder"`
-	Since   time.Time `json:"since,omitzero"`
-	Expires time.Time `json:"expires"`
+	Holder   string    `json:"holder"`
+	Since    time.Time `json:"since,omitzero"`
+	Renewed  time.Time `json:"renewed,omitzero"`
+	Expires  time.Time `json:"expires"`
+	Wave     string    `json:"wave,omitempty"`
+	Phase    string    `json:"phase,omitempty"`
+	BakeEnds time.Time `json:"bakeEnds,omitzero"`
+	Gone     string    `json:"gone,omitempty"`
+}
+
+// OutcomeApplying is the outcome of a run that took a context's lock and
+// has not finished: it is applying it, or it died doing so.
+const OutcomeApplying = "applying"
+
+// Applying reports whether a live run is applying the context: the record
+// says applying, and its holder holds the lock with no sign of death.
+func (r *ContextRecord) Applying() bool {
+	return r != nil && r.Outcome == OutcomeApplying && r.Lock != nil && r.Lock.Gone == ""
+}
+
+// Killed reports whether the run the record names died applying the
+// context: the record says applying, and no live run holds its lock (it
+// expired, or its holder is gone).
+func (r *ContextRecord) Killed() bool {
+	return r != nil && r.Outcome == OutcomeApplying && (r.Lock == nil || r.Lock.Gone != "")
 }
 
 // EngineStatus is a GitOps engine's status of one context's sync.
@@ -270,9 +376,14 @@ func (c ContextStatus) Failed() bool {
 // InSync reports whether the context is reachable, its inventory found,
 // and every object applied, Current and without drift. A context whose
 // inventory an engine keeps (not read) is never in sync: its extras were
-// not checked.
+// not checked; nor is one whose OUT_DIR record disagrees with its
+// cluster's, or whose record says a run is applying it (in progress, or
+// killed before it finished).
 func (c ContextStatus) InSync() bool {
 	if c.Failed() || c.Inventory.State != InventoryFound || (c.Engine != nil && c.Engine.Ready != "True") {
+		return false
+	}
+	if c.OutDirMismatch != nil || (c.Record != nil && c.Record.Outcome == OutcomeApplying) {
 		return false
 	}
 	for _, o := range c.Objects {

@@ -165,6 +165,8 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		r.report.Warnings = append(r.report.Warnings, err.Error())
 	}
 	r.heldInBoth()
+	r.sayMassPrunes()
+	r.settleAll(ctx)
 	if !opts.DryRun && !r.report.Failed() && !r.paused {
 		if err := r.staged.Finish(); err != nil {
 			return r.report, err
@@ -210,6 +212,9 @@ type run struct {
 	// in the report's Warnings: the guard on the live inventory replaces
 	// the one of its context, so that a context is warned once.
 	massWarned map[string]int
+	// liveMassWarned indexes, by context, the live guard's warnings,
+	// worded by what happened once the run is over (sayMassPrunes).
+	liveMassWarned map[string]int
 	// fleet are the checks and locks of the fleet (fleet.go); held the
 	// contexts whose lock this run took.
 	fleet *fleet

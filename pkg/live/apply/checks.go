@@ -131,16 +131,48 @@ func (r *run) guardLive() {
 			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]))
 		if r.opts.Plan.AllowMassPrune || pol.AllowMassPrune {
 			msg += " (allowed by spec.allowMassPrune or --allow-mass-prune)"
-			if i, ok := r.massWarned[t.name]; ok {
+			i, ok := r.massWarned[t.name]
+			if ok {
 				// The plan's guard saw the same deletion in OUT_DIR: one
 				// warning, about what kpt really prunes.
 				r.report.Warnings[i] = msg
-				continue
+			} else {
+				i = len(r.report.Warnings)
+				r.report.Warnings = append(r.report.Warnings, msg)
 			}
-			r.report.Warnings = append(r.report.Warnings, msg)
+			if r.liveMassWarned == nil {
+				r.liveMassWarned = map[string]int{}
+			}
+			r.liveMassWarned[t.name] = i
 			continue
 		}
 		r.report.Errors = append(r.report.Errors, msg+"; check the package, and if the deletion is intended set spec.allowMassPrune: true or pass --allow-mass-prune")
+	}
+}
+
+// sayMassPrunes words each mass-deletion warning of the live guard by
+// what happened, once the run is over: a context that finished pruned
+// those objects (the ones it handed off once their new copies were
+// Current); one that did not keeps the warning of what an apply would do.
+func (r *run) sayMassPrunes() {
+	for _, t := range r.targets {
+		i, ok := r.liveMassWarned[t.name]
+		if !ok || !t.done || r.opts.DryRun || t.report.Status != v1alpha1.ApplyApplied {
+			continue
+		}
+		pruned := t.live.Objects.Diff(t.objects)
+		moved := 0
+		for _, id := range pruned {
+			if slices.ContainsFunc(t.handoffs, func(h v1alpha1.Handoff) bool { return h.Ref == refOf(id) }) {
+				moved++
+			}
+		}
+		how := ""
+		if moved > 0 {
+			how = fmt.Sprintf("; %d of them moved to other contexts, pruned here once their new copies were Current", moved)
+		}
+		r.report.Warnings[i] = fmt.Sprintf("context %q: pruned %d of the %d objects its ResourceGroup %s/%s held in the cluster (such as %s)%s: past the mass-deletion guard, allowed by spec.allowMassPrune or --allow-mass-prune",
+			t.name, len(pruned), len(t.live.Objects), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), describe(pruned[0]), how)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -88,6 +89,8 @@ func fleetLoad(ctx context.Context, t *target) error {
 // whether anything was refused.
 func (r *run) checkFleet() bool {
 	refused := false
+	now := time.Now()
+	var held []*lease.HeldError
 	for _, t := range r.targets {
 		if t.pkg == nil || t.lease == nil {
 			continue
@@ -99,17 +102,15 @@ func (r *run) checkFleet() bool {
 		}
 		// A lock of this run's own is the one a rollback after a halt
 		// reads: the run that holds it.
-		heldByOther := t.lease.Held(time.Now()) && t.lease.Holder != r.fleet.me.String()
+		heldByOther := t.lease.Held(now) && t.lease.Holder != r.fleet.me.String()
 		if heldByOther && (r.opts.LockTimeout == 0 || r.opts.AdoptClusterState) {
 			// Another run is writing it: what was read may be half of it.
-			err := &lease.HeldError{Context: t.name, Namespace: t.pkg.Inventory.Namespace(), Lease: lease.Name(t.pkg.Inventory.Name()),
-				Holder: t.lease.Holder, Since: t.lease.Since, Expires: t.lease.Expires(), Adopting: r.opts.AdoptClusterState}
-			r.report.Errors = append(r.report.Errors, err.Error())
+			held = r.addHeld(held, lease.NewHeldError(t.name, t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name(), t.lease, now))
 			refused = true
 			continue
 		}
 		if heldByOther {
-			continue // --lock-timeout: checked once its lock is taken (lock)
+			continue // --lock-timeout: checked once its lock is free (lock)
 		}
 		f := r.checkRecord(t, t.lease)
 		switch {
@@ -122,7 +123,28 @@ func (r *run) checkFleet() bool {
 			refused = true
 		}
 	}
+	for _, e := range held {
+		e.Adopting = r.opts.AdoptClusterState
+		r.report.Errors = append(r.report.Errors, e.Error())
+	}
 	return refused
+}
+
+// addHeld adds a refusal of a held lock to held: one error per holder,
+// naming every context it holds, with the command that breaks its locks.
+func (r *run) addHeld(held []*lease.HeldError, e *lease.HeldError) []*lease.HeldError {
+	for _, h := range held {
+		if h.Holder == e.Holder {
+			h.Add(e)
+			return held
+		}
+	}
+	out := "OUT_DIR"
+	if r.outDir() != nil {
+		out = r.outDir().Given
+	}
+	e.Unlock = lease.UnlockCommand(e.Holder, out, r.opts.Kubeconfig)
+	return append(held, e)
 }
 
 // recorded is what OUT_DIR last recorded for t; nil when nothing, or when
@@ -184,10 +206,7 @@ func (r *run) checkSerial(t *target, st *lease.State) *finding {
 	}
 	live := st.Record
 	inv := t.pkg.Inventory
-	switch {
-	case live.Serial == mine && mine > 0:
-		return nil
-	case live.Serial == 0 && mine == 0:
+	if live.Serial == 0 && mine == 0 {
 		// Neither side has a record: a first apply, or the first with
 		// this release (then OUT_DIR holds what the inventory does).
 		if len(t.live.Objects) > 0 && t.old == nil {
@@ -196,14 +215,15 @@ func (r *run) checkSerial(t *target, st *lease.State) *finding {
 				"Apply from the OUT_DIR that did, give this package its own inventory, or pass --adopt-cluster-state to take the cluster's inventory as the previous state (every guard then compares with it)"}
 		}
 		return nil
-	case live.Serial > mine:
-		return &finding{fmt.Sprintf("context %q: OUT_DIR is stale: another run wrote the cluster since OUT_DIR recorded it (cluster serial %d, OUT_DIR serial %d; last written by %s at %s, %s)",
-			t.name, live.Serial, mine, orUnknown(live.AppliedBy), when(live.AppliedAt), orUnknown(live.Outcome)),
-			"Fetch the current OUT_DIR (the one that run left) and apply again, or pass --adopt-cluster-state to take the cluster's inventory as the previous state (every guard then compares with it)"}
+	}
+	m := lease.CompareSerials(t.name, inv.Namespace(), inv.Name(), live, mine)
+	switch {
+	case m == nil:
+		return nil
+	case m.Stale:
+		return &finding{m.What, "Fetch the current OUT_DIR (the one that run left) and apply again, or pass --adopt-cluster-state to take the cluster's inventory as the previous state (every guard then compares with it)"}
 	default:
-		return &finding{fmt.Sprintf("context %q: the cluster's record is older than OUT_DIR's (cluster serial %d, OUT_DIR serial %d): its Lease %s/%s was deleted or the cluster restored from a backup, so what it holds may not be what OUT_DIR says",
-			t.name, live.Serial, mine, inv.Namespace(), lease.Name(inv.Name())),
-			"Check the cluster; pass --adopt-cluster-state to take its inventory as the previous state"}
+		return &finding{m.What, "Check the cluster; pass --adopt-cluster-state to take its inventory as the previous state"}
 	}
 }
 
@@ -294,11 +314,15 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 			// waited for: a run killed from here on leaves both sides agreeing.
 			rec := l.Record()
 			if err = r.fleet.record.Set(t.name, entryOf(rec, t)); err == nil {
+				waited := ""
+				if w := l.Waited(); w > 0 {
+					waited = fmt.Sprintf(" after waiting %s", w.Round(time.Second))
+				}
 				if t.recordOnly {
-					r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d): no object changes",
-						t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+					r.log.printf(t.name, "recording the cluster's identity and this OUT_DIR's ownership of its inventory (Lease %s/%s, serial %d)%s: no object changes",
+						t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial, waited)
 				} else {
-					r.log.printf(t.name, "locked (Lease %s/%s, serial %d)", t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
+					r.log.printf(t.name, "locked%s (Lease %s/%s, serial %d)", waited, t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), rec.Serial)
 				}
 			}
 		} else {
@@ -338,7 +362,19 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	}
 	for _, err := range errs {
 		if err != nil {
-			// The first refusal in context order: the others are alike.
+			// The first refusal in context order: the others are alike,
+			// but a holder is named once with every lock it holds.
+			var first *lease.HeldError
+			if errors.As(err, &first) {
+				held := r.addHeld(nil, first)
+				for _, other := range errs {
+					var he *lease.HeldError
+					if errors.As(other, &he) && he != first && he.Holder == first.Holder {
+						held = r.addHeld(held, he)
+					}
+				}
+				err = held[0]
+			}
 			r.report.Errors = append(r.report.Errors, err.Error())
 			for _, u := range taken {
 				r.unlock(u, false)
@@ -353,7 +389,7 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 // entryOf is OUT_DIR's entry for the record rec a lock of t wrote.
 func entryOf(rec lease.Record, t *target) outdir.FleetContext {
 	return outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy, AppliedAt: rec.AppliedAt,
-		Outcome: rec.Outcome, ClusterUID: rec.ClusterUID, Server: t.identity.Server}
+		Outcome: rec.Outcome, SettledBy: rec.SettledBy, SettledAt: rec.SettledAt, ClusterUID: rec.ClusterUID, Server: t.identity.Server}
 }
 
 // lock takes t's lock, checking under it that nobody wrote the cluster
@@ -364,19 +400,29 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 		return nil, fmt.Errorf("context %q: %w", t.name, err)
 	}
 	seen := t.lease.Record
+	ns, name := t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name())
+	var waitingSince time.Time
 	l, err := lease.Acquire(ctx, cs.CoordinationV1(), lease.Request{
-		Context: t.name, Namespace: t.pkg.Inventory.Namespace(), Inventory: t.pkg.Inventory.Name(),
+		Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(),
 		Me: r.fleet.me, Timeout: r.opts.LockTimeout, OnLost: r.fleet.lost,
+		OnWait: func(cur *lease.State, until time.Time) {
+			waitingSince = time.Now()
+			r.log.printf(t.name, "waiting for its lock: %s", waitingFor(cur, ns, name, until, r.opts.LockTimeout, waitingSince))
+		},
 		Check: func(cur *lease.State) (lease.Record, error) {
-			// Checked again under the lock: another run may have written
-			// the cluster since it was read.
+			// Read again just before the lock is taken: another run may
+			// have written the cluster since it was read.
+			found := "read again just before taking its lock"
+			if !waitingSince.IsZero() {
+				found = fmt.Sprintf("read again once its lock was free, after waiting %s for it", time.Since(waitingSince).Round(time.Second))
+			}
 			if t.adopted {
 				if cur.Record != seen {
-					return lease.Record{}, fmt.Errorf("context %q: another run wrote the cluster since this one read it (cluster serial %d, %d when read; written by %s at %s, %s): the state --adopt-cluster-state took is gone; apply again",
-						t.name, cur.Record.Serial, seen.Serial, orUnknown(cur.Record.AppliedBy), when(cur.Record.AppliedAt), orUnknown(cur.Record.Outcome))
+					return lease.Record{}, fmt.Errorf("context %q: another run wrote the cluster since this one read it (cluster serial %d, %d when read; written by %s at %s, %s; %s): the state --adopt-cluster-state took is gone; apply again",
+						t.name, cur.Record.Serial, seen.Serial, orUnknown(cur.Record.AppliedBy), when(cur.Record.AppliedAt), orUnknown(cur.Record.Outcome), found)
 				}
 			} else if f := r.checkRecord(t, cur); f != nil {
-				return lease.Record{}, fmt.Errorf("%s (found once its lock was taken). %s", f.what, f.wayOut)
+				return lease.Record{}, fmt.Errorf("%s (%s). %s", f.what, found, f.wayOut)
 			}
 			return lease.Record{Serial: cur.Record.Serial + 1, Digest: digest(t), AppliedBy: r.fleet.me.Who(),
 				AppliedAt: time.Now(), Outcome: lease.OutcomeApplying, ClusterUID: t.identity.UID,
@@ -391,6 +437,27 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 	r.fleet.previous[t.name] = r.fleet.record.Context(t.name)
 	r.fleet.mu.Unlock()
 	return l, nil
+}
+
+// waitingFor is the line of a run that starts waiting for a lock another
+// run holds: who holds it, where its rollout is, when it frees itself, and
+// until when this run waits.
+func waitingFor(cur *lease.State, ns, name string, until time.Time, timeout time.Duration, now time.Time) string {
+	s := fmt.Sprintf("%s holds Lease %s/%s", cur.Holder, ns, name)
+	gone := cur.Gone(now)
+	switch p := cur.Progress; {
+	case p.Wave == "":
+	case gone != "":
+		s += "; it was in " + p.Where()
+	default:
+		s += "; its rollout is in " + p.Text(now)
+	}
+	if gone != "" {
+		s += fmt.Sprintf("; that run is gone (%s): its lock frees itself at %s", gone, when(cur.Expires()))
+	} else {
+		s += fmt.Sprintf("; it frees itself at %s unless its holder renews it", when(cur.Expires()))
+	}
+	return s + fmt.Sprintf("; waiting until %s (--lock-timeout %s)", when(until), timeout)
 }
 
 // ownerName describes this OUT_DIR's package in other runs' messages.
@@ -450,6 +517,113 @@ func (r *run) unlockAll() {
 		r.unlock(t, wrote)
 	}
 	r.held = nil
+}
+
+// A run that dies while it holds a context's lock leaves the record it
+// took there as `applying`, in the cluster and in OUT_DIR. A later run
+// that writes the context replaces it; one that finds the context in sync
+// writes nothing there, so it settles the record instead, once the run is
+// over and the context ended in sync (its wave's bake included): one
+// Lease update, refused as a lock is (another live run holds it, or the
+// record changed since it was read), that writes the record with outcome
+// applied and who settled it, and no holder. The serial is kept: nothing
+// changed in the cluster, and a copy of OUT_DIR at that serial stays
+// current. Where only OUT_DIR lags behind the cluster (same serial, the
+// cluster's record settled), OUT_DIR takes the cluster's record, with no
+// cluster write.
+
+// settleAll settles the record of every context this run found in sync
+// and left in sync (settle).
+func (r *run) settleAll(ctx context.Context) {
+	if r.opts.DryRun || r.rollingBack {
+		return
+	}
+	var g errgroup.Group
+	if r.opts.Parallel > 0 {
+		g.SetLimit(r.opts.Parallel)
+	}
+	for _, t := range r.targets {
+		if !t.upToDate || !t.done || t.failed || t.adopted || t.recordOnly || t.lease == nil || !t.lease.Found {
+			continue
+		}
+		g.Go(func() error {
+			r.settle(ctx, t)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+// settle sets right the record of one context the run found in sync.
+func (r *run) settle(ctx context.Context, t *target) {
+	seen := t.lease.Record
+	out := r.recorded(t)
+	if seen.Outcome != lease.OutcomeApplying {
+		if out != nil && out.Serial == seen.Serial && (out.Outcome != seen.Outcome || out.SettledBy != seen.SettledBy) {
+			// OUT_DIR lags behind the cluster's record of the same write.
+			if err := r.fleet.record.Set(t.name, entryOf(seen, t)); err != nil {
+				r.report.Warnings = append(r.report.Warnings, err.Error())
+			}
+		}
+		return
+	}
+	cs, err := t.factory.KubernetesClientSet()
+	if err != nil {
+		return
+	}
+	ns, name := t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name())
+	rec, err := lease.Settle(ctx, cs.CoordinationV1(), lease.Request{Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(), Me: r.fleet.me,
+		Check: func(cur *lease.State) (lease.Record, error) {
+			if cur.Record != seen {
+				return lease.Record{}, fmt.Errorf("another run wrote its record since this one read it (serial %d, %s by %s)", cur.Record.Serial, orUnknown(cur.Record.Outcome), orUnknown(cur.Record.AppliedBy))
+			}
+			if f := r.checkRecord(t, cur); f != nil {
+				return lease.Record{}, errors.New(f.what)
+			}
+			rec := cur.Record
+			rec.Outcome, rec.SettledBy, rec.SettledAt = lease.OutcomeApplied, r.fleet.me.Who(), time.Now()
+			return rec, nil
+		}})
+	if err != nil {
+		r.log.printf(t.name, "its record still says %s applying it (serial %d): not settled: %v", orUnknown(seen.AppliedBy), seen.Serial, err)
+		return
+	}
+	r.log.printf(t.name, "settled its record (Lease %s/%s, serial %d kept): the run that took that serial, %s, died before it finished; this run found the context in sync: applied",
+		ns, name, rec.Serial, orUnknown(seen.AppliedBy))
+	if err := r.fleet.record.Set(t.name, entryOf(rec, t)); err != nil {
+		r.report.Warnings = append(r.report.Warnings, err.Error())
+	}
+}
+
+// noteProgress records where the rollout is on every lock the run holds,
+// so that status tells a live rollout from the clusters alone: which wave,
+// applying or baking, and when its bake ends. A failed note is said, and
+// changes nothing else.
+func (r *run) noteProgress(ctx context.Context, p lease.Progress) {
+	if r.opts.DryRun || !r.waved {
+		return
+	}
+	r.fleet.mu.Lock()
+	locks := make(map[string]*lease.Lock, len(r.fleet.locks))
+	for name, l := range r.fleet.locks {
+		locks[name] = l
+	}
+	r.fleet.mu.Unlock()
+	var g errgroup.Group
+	if r.opts.Parallel > 0 {
+		g.SetLimit(r.opts.Parallel)
+	}
+	for name, l := range locks {
+		g.Go(func() error {
+			nctx, cancel := context.WithTimeout(ctx, lease.Duration/3)
+			defer cancel()
+			if err := l.Note(nctx, p); err != nil && ctx.Err() == nil {
+				r.log.printf(name, "could not record on its Lease that wave %s is %s: %v", p.Wave, p.Phase, err)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
 }
 
 // guardLiveMoves is the move guard on what the clusters hold: an object

@@ -102,6 +102,8 @@ func TestCheckFleet(t *testing.T) {
 			opts: Options{AdoptClusterState: true}, adopted: true},
 		{name: "locked by another run", entry: &outdir.FleetContext{Serial: 4}, st: held, live: 3, hasOld: true,
 			want: `context "A" is locked by another run: bob@runner-2 pid 7 run abc holds Lease default/shard-router.demo-a since`},
+		{name: "locked by another run: the way out breaks its locks only", entry: &outdir.FleetContext{Serial: 4}, st: held, live: 3, hasOld: true,
+			want: `wait for that run to finish, or apply again with --lock-timeout to wait for it; if it is gone and cannot release it: shard-router apply --force-unlock-held-by abc --out OUT_DIR`},
 		{name: "locked by another run, --lock-timeout: checked under the lock", entry: &outdir.FleetContext{Serial: 3}, st: held, live: 3, hasOld: true,
 			opts: Options{LockTimeout: time.Minute}},
 		{name: "locked by this run: the rollback after a halt reads it", entry: &outdir.FleetContext{Serial: 4}, st: ownLock, live: 3, hasOld: true},
@@ -164,6 +166,66 @@ func TestGuardLiveMoves(t *testing.T) {
 				t.Errorf("errors %q, want none", r.report.Errors)
 			case tc.want != "" && (len(r.report.Errors) != 1 || !strings.Contains(r.report.Errors[0], tc.want)):
 				t.Errorf("errors %q, want one containing %q", r.report.Errors, tc.want)
+			}
+		})
+	}
+}
+
+// Contexts one run holds are refused in one error naming them all, with
+// the command that breaks that run's locks and no other's; another
+// holder gets its own error.
+func TestCheckFleetOneErrorPerHolder(t *testing.T) {
+	heldBy := func(holder string) *lease.State {
+		st := leaseWith(4, "mine")
+		st.Holder, st.Since, st.Renewed = holder, time.Now(), time.Now()
+		return st
+	}
+	r, a := fleetRun(t, &outdir.FleetContext{Serial: 4}, heldBy("bob@runner-2 pid 7 run abc"), 3, true, Options{Kubeconfig: "kc"})
+	info, err := kptlive.ToInventoryInfo(kptfilev1.Inventory{Namespace: "default", Name: "demo-b", InventoryID: "id-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &target{name: "B", pkg: &cluster.Package{Context: "B", Inventory: info}, lease: heldBy("bob@runner-2 pid 7 run abc"), identity: a.identity}
+	c := &target{name: "C", pkg: &cluster.Package{Context: "C", Inventory: info}, lease: heldBy("carol@laptop pid 9 run xyz"), identity: a.identity}
+	r.targets = append(r.targets, b, c)
+	if !r.checkFleet() {
+		t.Fatal("not refused")
+	}
+	if len(r.report.Errors) != 2 {
+		t.Fatalf("%d errors, want 2 (one per holder): %q", len(r.report.Errors), r.report.Errors)
+	}
+	for _, want := range []string{`contexts "A", "B" are locked by another run: bob@runner-2 pid 7 run abc holds their Leases default/shard-router.demo-a, default/shard-router.demo-b`,
+		"they free themselves at", "shard-router apply --force-unlock-held-by abc --out OUT_DIR --kubeconfig kc"} {
+		if !strings.Contains(r.report.Errors[0], want) {
+			t.Errorf("the first error lacks %q:\n%s", want, r.report.Errors[0])
+		}
+	}
+	if !strings.Contains(r.report.Errors[1], `context "C" is locked by another run: carol@laptop pid 9 run xyz`) || !strings.Contains(r.report.Errors[1], "--force-unlock-held-by xyz") {
+		t.Errorf("the second error: %s", r.report.Errors[1])
+	}
+}
+
+// A mass-deletion warning is worded by what happened: "pruned" once the
+// context finished, with how many moved; "would prune" otherwise.
+func TestSayMassPrunes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status v1alpha1.ApplyStatus
+		done   bool
+		want   string
+	}{
+		{"applied", v1alpha1.ApplyApplied, true, `context "A": pruned 3 of the 3 objects its ResourceGroup default/demo-a held in the cluster (such as ConfigMap team/a); 1 of them moved to other contexts, pruned here once their new copies were Current: past the mass-deletion guard`},
+		{"failed", v1alpha1.ApplyFailed, false, `context "A": this apply would prune 3 of the 3 objects`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, a := fleetRun(t, nil, &lease.State{}, 3, true, Options{})
+			r.report.Warnings = []string{"other", `context "A": this apply would prune 3 of the 3 objects its ResourceGroup default/demo-a holds in the cluster (such as ConfigMap team/a): the mass-deletion guard (allowed by spec.allowMassPrune or --allow-mass-prune)`}
+			r.liveMassWarned = map[string]int{"A": 1}
+			a.done, a.report.Status = tc.done, tc.status
+			a.handoffs = []v1alpha1.Handoff{{Ref: refOf(a.live.Objects[1]), From: "A", To: []string{"B"}}}
+			r.sayMassPrunes()
+			if r.report.Warnings[0] != "other" || !strings.HasPrefix(r.report.Warnings[1], tc.want) {
+				t.Errorf("warnings %q, want the second to start %q", r.report.Warnings, tc.want)
 			}
 		})
 	}

@@ -31,9 +31,12 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		return
 	}
 	objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
-	if len(t.kept) > 0 {
-		r.log.printf(t.name, "applying %d object(s), keeping the %d it hands off", len(t.pkg.Objects), len(t.kept))
-	} else {
+	switch {
+	case len(t.kept) > 0 && len(t.pkg.Objects) == 0:
+		r.log.printf(t.name, "applying %d object(s): the ones it hands off, kept until their new copies are Current (its new package has none)", len(objs))
+	case len(t.kept) > 0:
+		r.log.printf(t.name, "applying %d object(s): the %d of its package and the %d it hands off, kept until their new copies are Current", len(objs), len(t.pkg.Objects), len(t.kept))
+	default:
 		r.log.printf(t.name, "applying %d object(s)", len(objs))
 	}
 	if err := r.applyContext(ctx, t, objs); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
@@ -151,6 +152,7 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 	r.findHandoffs(ctx, placed)
 	for _, w := range r.waves {
 		r.waveLog(w, "rolling back %d context(s) to the package each held before the rollout: %s", len(w.targets), strings.Join(w.plan.Contexts, ", "))
+		r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseRollingBack})
 		r.phaseOn(ctx, w.targets, r.opts.Parallel, r.firstPhase)
 		r.phaseOn(ctx, r.prunable(), r.opts.Parallel, r.secondPhase)
 		w.report.Status = v1alpha1.WaveRolledBack

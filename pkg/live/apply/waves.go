@@ -12,6 +12,7 @@ import (
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/gate"
+	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/live/status"
 )
 
@@ -150,6 +151,7 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 		verb = "dry-run of"
 	}
 	r.waveLog(w, "%s %d context(s): %s", verb, len(w.targets), strings.Join(w.plan.Contexts, ", "))
+	r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseApplying})
 	r.phaseOn(ctx, w.targets, limit, r.firstPhase)
 	r.phaseOn(ctx, r.prunable(), limit, r.secondPhase)
 	if !r.opts.DryRun {
@@ -322,6 +324,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 		checkers[t], w.gates[t] = hc, runs
 	}
 	end := start.Add(gateSpan(w))
+	r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseBaking, BakeEnds: end})
 	r.waveLog(w, "baking %s: every object must stay Current%s", gateSpan(w), describeGates(w))
 	poll := time.NewTicker(bakePoll)
 	defer poll.Stop()

@@ -11,7 +11,10 @@
 //
 // A holder that dies stops renewing: its lock expires after Duration,
 // judged by the renew time the holder wrote (hosts are assumed to keep
-// their clocks in sync, as Kubernetes' own Leases assume).
+// their clocks in sync, as Kubernetes' own Leases assume). While it holds
+// the lock, a run also writes there where its rollout is (Progress), so
+// that status tells a live rollout from a dead one from the clusters
+// alone.
 package lease
 
 import (
@@ -21,6 +24,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -47,6 +51,14 @@ const (
 	ClusterAnnotation   = prefix + "cluster-uid"
 	OwnerAnnotation     = prefix + "owner"
 	OwnerNameAnnotation = prefix + "owner-name"
+	// A record a later run settled (Settle): who, and when.
+	SettledByAnnotation = prefix + "settled-by"
+	SettledAtAnnotation = prefix + "settled-at"
+	// Where the holder's rollout is (Progress), only while it holds the
+	// lock.
+	WaveAnnotation     = prefix + "wave"
+	PhaseAnnotation    = prefix + "wave-phase"
+	BakeEndsAnnotation = prefix + "bake-ends"
 	// ManagedByLabel marks the Leases shard-router writes.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	managedBy      = "shard-router"
@@ -90,6 +102,27 @@ type Record struct {
 	// OwnerName describes it for messages.
 	Owner     string `json:"owner,omitempty"`
 	OwnerName string `json:"ownerName,omitempty"`
+	// SettledBy and SettledAt name the later run that found the context
+	// in sync after the run that took the serial died applying it, and set
+	// its outcome right (Settle); empty otherwise.
+	SettledBy string    `json:"settledBy,omitempty"`
+	SettledAt time.Time `json:"settledAt,omitzero"`
+}
+
+// Phases of a wave, in Progress.
+const (
+	PhaseApplying    = "applying"
+	PhaseBaking      = "baking"
+	PhaseRollingBack = "rolling back"
+)
+
+// Progress is where the run that holds a lock is in its rollout: the
+// wave it is on, applying or baking it, and when a bake ends. A run writes
+// it on every lock it holds as each wave starts (Lock.Note).
+type Progress struct {
+	Wave     string
+	Phase    string
+	BakeEnds time.Time
 }
 
 // State is a read of a context's Lease.
@@ -98,11 +131,12 @@ type State struct {
 	Found  bool
 	Record Record
 	// Holder is who holds the lock, "" when nobody; Since when it took
-	// it, Renewed its last renewal.
-	Holder  string
-	Since   time.Time
-	Renewed time.Time
-	lease   *coordinationv1.Lease
+	// it, Renewed its last renewal; Progress where its rollout is.
+	Holder   string
+	Since    time.Time
+	Renewed  time.Time
+	Progress Progress
+	lease    *coordinationv1.Lease
 }
 
 // Held reports whether the lock is held and not expired at now.
@@ -145,6 +179,10 @@ func stateOf(l *coordinationv1.Lease) (*State, error) {
 	s.Record.ClusterUID = a[ClusterAnnotation]
 	s.Record.Owner = a[OwnerAnnotation]
 	s.Record.OwnerName = a[OwnerNameAnnotation]
+	s.Record.SettledBy = a[SettledByAnnotation]
+	if t, err := time.Parse(time.RFC3339, a[SettledAtAnnotation]); err == nil {
+		s.Record.SettledAt = t
+	}
 	if h := l.Spec.HolderIdentity; h != nil && *h != "" {
 		s.Holder = *h
 		if l.Spec.AcquireTime != nil {
@@ -153,34 +191,60 @@ func stateOf(l *coordinationv1.Lease) (*State, error) {
 		if l.Spec.RenewTime != nil {
 			s.Renewed = l.Spec.RenewTime.Time
 		}
+		s.Progress = Progress{Wave: a[WaveAnnotation], Phase: a[PhaseAnnotation]}
+		if t, err := time.Parse(time.RFC3339, a[BakeEndsAnnotation]); err == nil {
+			s.Progress.BakeEnds = t
+		}
 	}
 	return s, nil
 }
 
-// setRecord writes rec into the Lease's annotations.
-func setRecord(l *coordinationv1.Lease, rec Record) {
+// rfc3339 is t as the annotations hold times; "" when zero.
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// setAnnotation sets an annotation, or removes it when v is "".
+func setAnnotation(l *coordinationv1.Lease, k, v string) {
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
-	set := func(k, v string) {
-		if v == "" {
-			delete(l.Annotations, k)
-		} else {
-			l.Annotations[k] = v
-		}
+	if v == "" {
+		delete(l.Annotations, k)
+	} else {
+		l.Annotations[k] = v
 	}
+}
+
+// setProgress writes where the holder's rollout is.
+func setProgress(l *coordinationv1.Lease, p Progress) {
+	setAnnotation(l, WaveAnnotation, p.Wave)
+	setAnnotation(l, PhaseAnnotation, p.Phase)
+	setAnnotation(l, BakeEndsAnnotation, rfc3339(p.BakeEnds))
+}
+
+// free clears the lock: no holder, and no progress of one.
+func free(l *coordinationv1.Lease) {
+	l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime = nil, nil, nil
+	setProgress(l, Progress{})
+}
+
+// setRecord writes rec into the Lease's annotations.
+func setRecord(l *coordinationv1.Lease, rec Record) {
+	set := func(k, v string) { setAnnotation(l, k, v) }
 	set(SerialAnnotation, strconv.FormatInt(rec.Serial, 10))
 	set(DigestAnnotation, rec.Digest)
 	set(AppliedByAnnotation, rec.AppliedBy)
-	at := ""
-	if !rec.AppliedAt.IsZero() {
-		at = rec.AppliedAt.UTC().Format(time.RFC3339)
-	}
-	set(AppliedAtAnnotation, at)
+	set(AppliedAtAnnotation, rfc3339(rec.AppliedAt))
 	set(OutcomeAnnotation, rec.Outcome)
 	set(ClusterAnnotation, rec.ClusterUID)
 	set(OwnerAnnotation, rec.Owner)
 	set(OwnerNameAnnotation, rec.OwnerName)
+	set(SettledByAnnotation, rec.SettledBy)
+	set(SettledAtAnnotation, rfc3339(rec.SettledAt))
 }
 
 // Holder identifies a run: who, where, which process and CI job.
@@ -237,31 +301,226 @@ func (h Holder) String() string {
 // Who is the holder without its run id, for the record.
 func (h Holder) Who() string { s := h.String(); return s[:strings.LastIndex(s, " run ")] }
 
-// HeldError says that another run holds a context's lock.
-type HeldError struct {
+// RunID is the run id of a holder as String writes it ("x1y2z3"); ""
+// when it has none.
+func RunID(holder string) string {
+	i := strings.LastIndex(holder, " run ")
+	if i < 0 {
+		return ""
+	}
+	return holder[i+len(" run "):]
+}
+
+// IsHolder reports whether who names holder: the holder as String writes
+// it, or its run id alone.
+func IsHolder(holder, who string) bool {
+	return who != "" && (holder == who || RunID(holder) == who)
+}
+
+// hostAndPID reads the host and pid of a holder as String writes it.
+func hostAndPID(holder string) (host string, pid int, ok bool) {
+	at, p := strings.Index(holder, "@"), strings.Index(holder, " pid ")
+	if at < 0 || p < at {
+		return "", 0, false
+	}
+	host = holder[at+1 : p]
+	rest := holder[p+len(" pid "):]
+	if i := strings.IndexByte(rest, ' '); i >= 0 {
+		rest = rest[:i]
+	}
+	pid, err := strconv.Atoi(rest)
+	return host, pid, err == nil && pid > 0
+}
+
+// thisHost is the name of this machine, as Me names it.
+var thisHost = sync.OnceValue(func() string { h, _ := os.Hostname(); return h })
+
+// Gone returns the evidence that the run holding the lock is dead, "" when
+// there is none (it may well be alive): its pid no longer runs on this
+// host, or it has not renewed the lock for more than two renewal periods
+// (a live holder renews every RenewEvery, each renewal bounded to a third
+// of Duration). Only a held lock has a holder to judge.
+func (s *State) Gone(now time.Time) string {
+	if !s.Found || s.Holder == "" {
+		return ""
+	}
+	if host, pid, ok := hostAndPID(s.Holder); ok && host != "" && host == thisHost() && !processRuns(pid) {
+		return fmt.Sprintf("pid %d no longer runs on this host, %s", pid, host)
+	}
+	if since := now.Sub(s.Renewed); !s.Renewed.IsZero() && since > 2*RenewEvery {
+		return fmt.Sprintf("it has not renewed its lock for %s, and a live run renews it every %s", since.Round(time.Second), RenewEvery)
+	}
+	return ""
+}
+
+// HeldLock is one lock another run holds.
+type HeldLock struct {
 	Context, Namespace, Lease string
-	Holder                    string
-	Since, Expires            time.Time
-	Waited                    time.Duration
+	// Expires is when it frees itself unless its holder renews it.
+	Expires time.Time
+}
+
+// HeldError says that another run holds the locks of contexts this run
+// needs: every one of them that the same holder holds, in one error.
+type HeldError struct {
+	Locks  []HeldLock
+	Holder string
+	// Since is when it took the first, Renewed its last renewal, Progress
+	// where its rollout is.
+	Since, Renewed time.Time
+	Progress       Progress
+	// Gone is the evidence that the holder is dead ("" when there is
+	// none); At is when the locks were read.
+	Gone string
+	At   time.Time
+	// Waited is the --lock-timeout that ran out (0: none).
+	Waited time.Duration
 	// Adopting: --adopt-cluster-state, which never waits for a lock.
 	Adopting bool
+	// Unlock is the command that breaks the holder's locks; "" says it in
+	// words.
+	Unlock string
+}
+
+// NewHeldError is the refusal of context's lock, which cur's holder holds.
+func NewHeldError(contextName, namespace, inventoryName string, cur *State, now time.Time) *HeldError {
+	return &HeldError{Locks: []HeldLock{{Context: contextName, Namespace: namespace, Lease: Name(inventoryName), Expires: cur.Expires()}},
+		Holder: cur.Holder, Since: cur.Since, Renewed: cur.Renewed, Progress: cur.Progress, Gone: cur.Gone(now), At: now}
+}
+
+// Add adds the locks of o, which the same holder holds.
+func (e *HeldError) Add(o *HeldError) {
+	e.Locks = append(e.Locks, o.Locks...)
+	if o.Since.Before(e.Since) {
+		e.Since = o.Since
+	}
+	if o.Renewed.After(e.Renewed) {
+		e.Renewed, e.Progress = o.Renewed, o.Progress
+	}
+	if e.Gone == "" {
+		e.Gone = o.Gone
+	}
+	e.Waited = max(e.Waited, o.Waited)
+}
+
+// Contexts are the contexts whose locks the holder holds.
+func (e *HeldError) Contexts() []string {
+	out := make([]string, len(e.Locks))
+	for i, l := range e.Locks {
+		out[i] = l.Context
+	}
+	return out
+}
+
+// Expires is when the last of the locks frees itself unless renewed.
+func (e *HeldError) Expires() time.Time {
+	var t time.Time
+	for _, l := range e.Locks {
+		if l.Expires.After(t) {
+			t = l.Expires
+		}
+	}
+	return t
+}
+
+// WaitFor is a --lock-timeout long enough to outlast the locks of a dead
+// holder: the time until they free themselves, and a little more, in
+// tens of seconds.
+func (e *HeldError) WaitFor() time.Duration {
+	d := e.Expires().Sub(e.At) + 2*time.Second
+	return max(10*time.Second, (d + 9*time.Second).Truncate(10*time.Second))
 }
 
 func (e *HeldError) Error() string {
-	wait := "wait for it to finish (or pass --lock-timeout to wait)"
-	switch {
-	case e.Adopting:
-		wait = "--adopt-cluster-state takes the cluster's state only while no run writes it: run again once that run is done"
-	case e.Waited > 0:
-		wait = fmt.Sprintf("still held after --lock-timeout %s", e.Waited)
+	var b strings.Builder
+	quoted, leases := make([]string, len(e.Locks)), make([]string, len(e.Locks))
+	for i, l := range e.Locks {
+		quoted[i], leases[i] = strconv.Quote(l.Context), l.Namespace+"/"+l.Lease
 	}
-	return fmt.Sprintf("context %q is locked by another run: %s holds Lease %s/%s since %s (it expires at %s unless renewed); %s; if that run is gone and cannot release it, apply --force-unlock %s breaks it",
-		e.Context, e.Holder, e.Namespace, e.Lease, e.Since.UTC().Format(time.RFC3339), e.Expires.UTC().Format(time.RFC3339), wait, e.Context)
+	it, frees := "it", "it frees itself"
+	if len(e.Locks) == 1 {
+		fmt.Fprintf(&b, "context %s is locked by another run: %s holds Lease %s", quoted[0], e.Holder, leases[0])
+	} else {
+		it, frees = "them", "they free themselves"
+		fmt.Fprintf(&b, "contexts %s are locked by another run: %s holds their Leases %s", strings.Join(quoted, ", "), e.Holder, strings.Join(leases, ", "))
+	}
+	fmt.Fprintf(&b, " since %s, last renewed %s", when(e.Since), when(e.Renewed))
+	switch p := e.Progress; {
+	case p.Wave == "":
+	case e.Gone != "":
+		fmt.Fprintf(&b, "; it was in %s", p.Where())
+	default:
+		fmt.Fprintf(&b, "; its rollout is in %s", p.Text(e.At))
+	}
+	expires := e.Expires()
+	free := fmt.Sprintf("%s at %s, in %s", frees, when(expires), expires.Sub(e.At).Round(time.Second))
+	unlock := e.Unlock
+	if unlock == "" {
+		unlock = "apply --force-unlock-held-by " + orRun(e.Holder) + " --out OUT_DIR breaks " + it
+	}
+	switch {
+	case e.Gone != "" && e.Adopting:
+		fmt.Fprintf(&b, ". That run is gone (%s): %s. --adopt-cluster-state takes the cluster's state only while no run holds it: run again then, or break %s at once: %s", e.Gone, free, it, unlock)
+	case e.Gone != "":
+		fmt.Fprintf(&b, ". That run is gone (%s): %s; apply again then (or now with --lock-timeout %s, which waits for %s), or break %s at once: %s", e.Gone, free, e.WaitFor(), it, it, unlock)
+	case e.Adopting:
+		fmt.Fprintf(&b, "; %s, unless its holder renews %s. --adopt-cluster-state takes the cluster's state only while no run writes it: run again once that run is done; if it is gone and cannot release %s: %s", free, it, it, unlock)
+	case e.Waited > 0:
+		fmt.Fprintf(&b, "; still held after --lock-timeout %s; %s, unless its holder renews %s (a live run renews its locks every %s until it ends). If that run is gone and cannot release %s: %s", e.Waited, free, it, RenewEvery, it, unlock)
+	default:
+		fmt.Fprintf(&b, "; %s, unless its holder renews %s (a live run renews its locks every %s until it ends): wait for that run to finish, or apply again with --lock-timeout to wait for it; if it is gone and cannot release %s: %s", free, it, RenewEvery, it, unlock)
+	}
+	return b.String()
 }
 
-// Check decides, under the lock, whether the run may write: given the
-// cluster's current record, it returns the record to write (serial
-// incremented), or an error that refuses the context without a write.
+// orRun is the holder's run id, or the whole holder when it has none.
+func orRun(holder string) string {
+	if id := RunID(holder); id != "" {
+		return id
+	}
+	return strconv.Quote(holder)
+}
+
+// Where is the wave and phase alone: "wave canary (baking)", for a run
+// that is gone.
+func (p Progress) Where() string {
+	if p.Phase == "" {
+		return "wave " + p.Wave
+	}
+	return "wave " + p.Wave + " (" + p.Phase + ")"
+}
+
+// Text is where the rollout is, in words, at now: "wave canary baking,
+// 4m12s left"; "" when nothing is recorded.
+func (p Progress) Text(now time.Time) string {
+	if p.Wave == "" {
+		return ""
+	}
+	s := "wave " + p.Wave
+	if p.Phase != "" {
+		s += " " + p.Phase
+	}
+	if p.Phase == PhaseBaking && !p.BakeEnds.IsZero() {
+		if left := p.BakeEnds.Sub(now).Round(time.Second); left > 0 {
+			s += fmt.Sprintf(", %s left (until %s)", left, when(p.BakeEnds))
+		} else {
+			s += fmt.Sprintf(", its bake ended at %s", when(p.BakeEnds))
+		}
+	}
+	return s
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "an unknown time"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// Check decides, just before the lock is taken, whether the run may
+// write: given the cluster's current record, it returns the record to
+// write (serial incremented), or an error that refuses the context
+// without a write.
 type Check func(cur *State) (Record, error)
 
 // Request says which lock to take, for whom, and how.
@@ -277,6 +536,10 @@ type Request struct {
 	Check Check
 	// OnLost is called, once, when a renewal finds the lock taken away.
 	OnLost func(error)
+	// OnWait is called once, when the run starts waiting for a lock
+	// another run holds (Timeout): with that lock as read, and the time
+	// the run waits until.
+	OnWait func(cur *State, until time.Time)
 }
 
 // Lock is a held lock on one context.
@@ -284,66 +547,70 @@ type Lock struct {
 	client  coordclient.LeaseInterface
 	context string
 	me      string
-	lease   *coordinationv1.Lease
-	rec     Record
+	// mu orders the writes of the renewals, Note and Release.
+	mu    sync.Mutex
+	lease *coordinationv1.Lease
+	rec   Record
 	// before is the record the lock replaced (created: there was no
 	// Lease), for Abandon.
 	before  Record
 	created bool
-	onLost  func(error)
-	stop    chan struct{}
-	done    chan struct{}
-	// lostErr is set by the renewing goroutine, read after done.
+	// waited is how long Acquire waited for another run's lock.
+	waited time.Duration
+	onLost func(error)
+	stop   chan struct{}
+	done   chan struct{}
+	// lostErr is set once an update finds the lock taken away.
 	lostErr error
 }
 
-// Acquire takes the lock of a context's inventory, checking the record
-// with req.Check first (a refusal writes nothing). A lock held by another
-// run is a *HeldError at once, or after waiting up to req.Timeout. The
-// lock is renewed until Release.
-func Acquire(ctx context.Context, c coordclient.LeasesGetter, req Request) (*Lock, error) {
-	contextName, namespace, me, timeout, check := req.Context, req.Namespace, req.Me, req.Timeout, req.Check
-	client := c.Leases(namespace)
+// claim reads the Lease until no other live run holds it (waiting up to
+// req.Timeout), checks its record with req.Check, and writes write's
+// change of it under a resourceVersion precondition: a conflict (another
+// run wrote it meanwhile) starts over. It returns what it wrote, the state
+// it replaced and how long it waited.
+func claim(ctx context.Context, client coordclient.LeaseInterface, req Request, write func(l *coordinationv1.Lease, rec Record)) (*coordinationv1.Lease, *State, Record, time.Duration, error) {
 	name := Name(req.Inventory)
 	start := time.Now()
+	told := false
 	for {
 		l, err := client.Get(ctx, name, metav1.GetOptions{})
 		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("context %q: reading Lease %s/%s: %w", contextName, namespace, name, err)
+			return nil, nil, Record{}, 0, fmt.Errorf("context %q: reading Lease %s/%s: %w", req.Context, req.Namespace, name, err)
 		}
 		var cur *State
 		if apierrors.IsNotFound(err) {
 			l, cur = nil, &State{}
 		} else if cur, err = stateOf(l); err != nil {
-			return nil, fmt.Errorf("context %q: %w", contextName, err)
+			return nil, nil, Record{}, 0, fmt.Errorf("context %q: %w", req.Context, err)
 		}
-		if now := time.Now(); cur.Held(now) && cur.Holder != me.String() {
+		if now := time.Now(); cur.Held(now) && cur.Holder != req.Me.String() {
 			waited := time.Since(start)
-			if waited >= timeout {
-				return nil, &HeldError{Context: contextName, Namespace: namespace, Lease: name, Holder: cur.Holder,
-					Since: cur.Since, Expires: cur.Expires(), Waited: timeout}
+			if waited >= req.Timeout {
+				he := NewHeldError(req.Context, req.Namespace, req.Inventory, cur, now)
+				he.Waited = req.Timeout
+				return nil, nil, Record{}, 0, he
 			}
+			if !told && req.OnWait != nil {
+				req.OnWait(cur, start.Add(req.Timeout))
+			}
+			told = true
 			select {
 			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(min(retryEvery, timeout-waited)):
+				return nil, nil, Record{}, 0, ctx.Err()
+			case <-time.After(min(retryEvery, req.Timeout-waited)):
 			}
 			continue
 		}
-		rec, err := check(cur)
+		rec, err := req.Check(cur)
 		if err != nil {
-			return nil, err
+			return nil, nil, Record{}, 0, err
 		}
-		now := metav1.NewMicroTime(time.Now())
-		secs := int32(Duration / time.Second)
-		holder := me.String()
 		if l == nil {
-			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace,
+			l = &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: req.Namespace,
 				Labels: map[string]string{ManagedByLabel: managedBy}}}
 		}
-		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &holder, &secs
-		l.Spec.AcquireTime, l.Spec.RenewTime = &now, &now
-		setRecord(l, rec)
+		write(l, rec)
 		var got *coordinationv1.Lease
 		if l.ResourceVersion == "" {
 			got, err = client.Create(ctx, l, metav1.CreateOptions{})
@@ -354,18 +621,59 @@ func Acquire(ctx context.Context, c coordclient.LeasesGetter, req Request) (*Loc
 			continue // another run wrote it meanwhile: look again
 		}
 		if err != nil {
-			return nil, fmt.Errorf("context %q: taking Lease %s/%s: %w", contextName, namespace, name, err)
+			return nil, nil, Record{}, 0, fmt.Errorf("context %q: writing Lease %s/%s: %w", req.Context, req.Namespace, name, err)
 		}
-		lk := &Lock{client: client, context: contextName, me: holder, lease: got, rec: rec, onLost: req.OnLost,
-			before: cur.Record, created: !cur.Found,
-			stop: make(chan struct{}), done: make(chan struct{})}
-		go lk.renew()
-		return lk, nil
+		var waited time.Duration
+		if told {
+			waited = time.Since(start)
+		}
+		return got, cur, rec, waited, nil
 	}
+}
+
+// Acquire takes the lock of a context's inventory, checking the record
+// with req.Check first (a refusal writes nothing). A lock held by another
+// run is a *HeldError at once, or after waiting up to req.Timeout. The
+// lock is renewed until Release.
+func Acquire(ctx context.Context, c coordclient.LeasesGetter, req Request) (*Lock, error) {
+	client := c.Leases(req.Namespace)
+	holder := req.Me.String()
+	got, cur, rec, waited, err := claim(ctx, client, req, func(l *coordinationv1.Lease, rec Record) {
+		now := metav1.NewMicroTime(time.Now())
+		secs := int32(Duration / time.Second)
+		l.Spec.HolderIdentity, l.Spec.LeaseDurationSeconds = &holder, &secs
+		l.Spec.AcquireTime, l.Spec.RenewTime = &now, &now
+		setProgress(l, Progress{})
+		setRecord(l, rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	lk := &Lock{client: client, context: req.Context, me: holder, lease: got, rec: rec, onLost: req.OnLost,
+		before: cur.Record, created: !cur.Found, waited: waited,
+		stop: make(chan struct{}), done: make(chan struct{})}
+	go lk.renew()
+	return lk, nil
+}
+
+// Settle writes, in one update, what a run that took the lock and released
+// it at once would leave: req.Check's record, and no holder. It is refused
+// as Acquire is (a lock another live run holds, a Check that refuses), and
+// renews nothing: it is how a run that needs no write to a context sets
+// its record right (a dead run's `applying`) at the cost of one write.
+func Settle(ctx context.Context, c coordclient.LeasesGetter, req Request) (Record, error) {
+	_, _, rec, _, err := claim(ctx, c.Leases(req.Namespace), req, func(l *coordinationv1.Lease, rec Record) {
+		setRecord(l, rec)
+		free(l)
+	})
+	return rec, err
 }
 
 // Record is the record the lock wrote when it was taken.
 func (l *Lock) Record() Record { return l.rec }
+
+// Waited is how long Acquire waited for the lock another run held.
+func (l *Lock) Waited() time.Duration { return l.waited }
 
 // renew keeps the lock until Release; a renewal that finds the lock taken
 // by another (force-unlocked) stops and is reported by Release.
@@ -386,17 +694,29 @@ func (l *Lock) renew() {
 			le.Spec.RenewTime = &now
 		})
 		cancel()
-		if err != nil && l.lostErr != nil {
+		if lost := l.lost(); err != nil && lost != nil {
 			if l.onLost != nil {
-				l.onLost(l.lostErr)
+				l.onLost(lost)
 			}
 			return
 		}
 	}
 }
 
+// lost is the error of a lock taken away, nil while it is held.
+func (l *Lock) lost() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lostErr
+}
+
 // update changes the held Lease; it fails when another took it.
 func (l *Lock) update(ctx context.Context, change func(*coordinationv1.Lease)) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lostErr != nil {
+		return l.lostErr
+	}
 	for range 5 {
 		le := l.lease.DeepCopy()
 		change(le)
@@ -425,6 +745,12 @@ func (l *Lock) update(ctx context.Context, change func(*coordinationv1.Lease)) e
 	return fmt.Errorf("context %q: Lease %s/%s kept changing", l.context, l.lease.Namespace, l.lease.Name)
 }
 
+// Note records on the held lock where its run's rollout is, in one
+// update; the renewals keep it, Release clears it.
+func (l *Lock) Note(ctx context.Context, p Progress) error {
+	return l.update(ctx, func(le *coordinationv1.Lease) { setProgress(le, p) })
+}
+
 // Release records the run's outcome and frees the lock.
 func (l *Lock) Release(ctx context.Context, outcome string) error {
 	if err := l.stopRenewing(); err != nil {
@@ -433,7 +759,7 @@ func (l *Lock) Release(ctx context.Context, outcome string) error {
 	l.rec.Outcome = outcome
 	return l.update(ctx, func(le *coordinationv1.Lease) {
 		setRecord(le, l.rec)
-		le.Spec.HolderIdentity, le.Spec.AcquireTime, le.Spec.RenewTime = nil, nil, nil
+		free(le)
 	})
 }
 
@@ -441,7 +767,7 @@ func (l *Lock) Release(ctx context.Context, outcome string) error {
 func (l *Lock) stopRenewing() error {
 	close(l.stop)
 	<-l.done
-	return l.lostErr
+	return l.lost()
 }
 
 // Abandon frees the lock of a run that wrote nothing under it: the
@@ -463,13 +789,16 @@ func (l *Lock) Abandon(ctx context.Context) error {
 	}
 	return l.update(ctx, func(le *coordinationv1.Lease) {
 		setRecord(le, l.before)
-		le.Spec.HolderIdentity, le.Spec.AcquireTime, le.Spec.RenewTime = nil, nil, nil
+		free(le)
 	})
 }
 
-// ForceUnlock breaks a context's lock whoever holds it, keeping the
-// record; it returns the holder it removed ("" when it was free).
-func ForceUnlock(ctx context.Context, c coordclient.LeasesGetter, namespace, inventoryName string) (*State, error) {
+// ForceUnlock breaks a context's lock, keeping the record: whoever holds
+// it when heldBy is "", else only when heldBy names its holder (IsHolder),
+// so that a lock another run took since is left alone. It returns the
+// state it found (Holder "": it was free; another holder than heldBy: it
+// was left).
+func ForceUnlock(ctx context.Context, c coordclient.LeasesGetter, namespace, inventoryName, heldBy string) (*State, error) {
 	client := c.Leases(namespace)
 	for {
 		l, err := client.Get(ctx, Name(inventoryName), metav1.GetOptions{})
@@ -483,10 +812,10 @@ func ForceUnlock(ctx context.Context, c coordclient.LeasesGetter, namespace, inv
 		if err != nil {
 			return nil, err
 		}
-		if st.Holder == "" {
+		if st.Holder == "" || (heldBy != "" && !IsHolder(st.Holder, heldBy)) {
 			return st, nil
 		}
-		l.Spec.HolderIdentity, l.Spec.AcquireTime, l.Spec.RenewTime = nil, nil, nil
+		free(l)
 		if _, err := client.Update(ctx, l, metav1.UpdateOptions{}); apierrors.IsConflict(err) {
 			continue
 		} else if err != nil {
@@ -494,4 +823,55 @@ func ForceUnlock(ctx context.Context, c coordclient.LeasesGetter, namespace, inv
 		}
 		return st, nil
 	}
+}
+
+// Mismatch is how the serial OUT_DIR recorded for a context disagrees
+// with its cluster's record.
+type Mismatch struct {
+	// Stale: another run wrote the cluster since OUT_DIR recorded it;
+	// else the cluster's record is older than OUT_DIR's.
+	Stale bool
+	What  string
+}
+
+// CompareSerials compares the serial OUT_DIR recorded for a context (0:
+// none) with its cluster's record; nil when they agree, or when neither
+// has one. apply refuses a mismatch before it writes, and status does not
+// compare the context's objects with a stale OUT_DIR.
+func CompareSerials(contextName, namespace, inventoryName string, cluster Record, outDir int64) *Mismatch {
+	switch {
+	case cluster.Serial == outDir:
+		return nil
+	case cluster.Serial > outDir:
+		return &Mismatch{Stale: true, What: fmt.Sprintf("context %q: OUT_DIR is stale: another run wrote the cluster since OUT_DIR recorded it (cluster serial %d, OUT_DIR serial %d; last written by %s at %s, %s)",
+			contextName, cluster.Serial, outDir, orUnknown(cluster.AppliedBy), when(cluster.AppliedAt), orUnknown(cluster.Outcome))}
+	default:
+		return &Mismatch{What: fmt.Sprintf("context %q: the cluster's record is older than OUT_DIR's (cluster serial %d, OUT_DIR serial %d): its Lease %s/%s was deleted or the cluster restored from a backup, so what it holds may not be what OUT_DIR says",
+			contextName, cluster.Serial, outDir, namespace, Name(inventoryName))}
+	}
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// UnlockCommand is the command that breaks every lock holder holds on
+// OUT_DIR's contexts, and no other: what a message offers as the way out.
+func UnlockCommand(holder, outDir, kubeconfig string) string {
+	cmd := "shard-router apply --force-unlock-held-by " + orRun(holder) + " --out " + shellQuote(outDir)
+	if kubeconfig != "" {
+		cmd += " --kubeconfig " + shellQuote(kubeconfig)
+	}
+	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell where it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,@%+-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

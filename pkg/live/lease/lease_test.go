@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -81,6 +82,9 @@ func TestLease(t *testing.T) {
 	t.Run("one holder", func(t *testing.T) { testOneHolder(t, cs) })
 	t.Run("expiry", func(t *testing.T) { testExpiry(t, cs) })
 	t.Run("lost", func(t *testing.T) { testLost(t, cs) })
+	t.Run("settle", func(t *testing.T) { testSettle(t, cs) })
+	t.Run("progress", func(t *testing.T) { testProgress(t, cs) })
+	t.Run("wait and break by holder", func(t *testing.T) { testWaitAndBreakByHolder(t, cs) })
 }
 
 // testOneHolder takes, holds, records, releases, abandons, breaks and
@@ -197,7 +201,7 @@ func testOneHolder(t *testing.T, cs kubernetes.Interface) {
 
 	// --force-unlock breaks it, naming the holder; the holder's release
 	// then says its lock was taken away.
-	broken, err := ForceUnlock(ctx, c, "default", "demo-a")
+	broken, err := ForceUnlock(ctx, c, "default", "demo-a", "")
 	if err != nil || broken.Holder != waiter.me {
 		t.Fatalf("ForceUnlock: %v, holder %q, want %q", err, broken.Holder, waiter.me)
 	}
@@ -268,7 +272,7 @@ func testLost(t *testing.T, cs kubernetes.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ForceUnlock(ctx, c, "default", "demo-a"); err != nil {
+	if _, err := ForceUnlock(ctx, c, "default", "demo-a", ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Acquire(ctx, c, req("thief", 0)); err != nil {
@@ -294,4 +298,164 @@ func leaseRV(t *testing.T, cs kubernetes.Interface) string {
 		t.Fatal(err)
 	}
 	return l.ResourceVersion
+}
+
+// killedLease writes the Lease of a run that died applying: its record
+// says applying, and its lock was renewed renewed ago.
+func killedLease(t *testing.T, cs kubernetes.Interface, renewed time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	_ = cs.CoordinationV1().Leases("default").Delete(ctx, Name("demo-a"), metav1.DeleteOptions{})
+	killed := "ci@runner pid 1 run killed"
+	secs := int32(Duration / time.Second)
+	at := metav1.NewMicroTime(time.Now().Add(-renewed))
+	l := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: Name("demo-a"), Namespace: "default"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: &killed, LeaseDurationSeconds: &secs, AcquireTime: &at, RenewTime: &at}}
+	setRecord(l, Record{Serial: 5, AppliedBy: "ci@runner pid 1", AppliedAt: at.Time, Outcome: OutcomeApplying, Owner: "owner-1"})
+	setProgress(l, Progress{Wave: "canary", Phase: PhaseBaking, BakeEnds: time.Now().Add(time.Minute)})
+	if _, err := cs.CoordinationV1().Leases("default").Create(ctx, l, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// settled is the Check of a run that found the context in sync: the
+// record it read, applied.
+func settled(who string) Check {
+	return func(cur *State) (Record, error) {
+		if cur.Record.Outcome != OutcomeApplying {
+			return Record{}, errors.New("nothing to settle")
+		}
+		rec := cur.Record
+		rec.Outcome, rec.SettledBy, rec.SettledAt = OutcomeApplied, who, time.Now()
+		return rec, nil
+	}
+}
+
+// testSettle: a dead run's record is settled in one update, its serial
+// kept and no holder left; a live holder's lock refuses it, without a
+// write, as it refuses a lock.
+func testSettle(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+
+	// A live holder (renewed a moment ago): refused, nothing written.
+	killedLease(t, cs, time.Second)
+	rv := leaseRV(t, cs)
+	r := req("settler", 0)
+	r.Check = settled("settler")
+	var he *HeldError
+	if _, err := Settle(ctx, c, r); !errors.As(err, &he) || he.Holder != "ci@runner pid 1 run killed" {
+		t.Fatalf("settling a held lock: %v, want a HeldError naming its holder", err)
+	}
+	if leaseRV(t, cs) != rv {
+		t.Fatal("a refused settle wrote the Lease")
+	}
+
+	// Expired: settled, one write, the serial kept, no holder, no progress.
+	killedLease(t, cs, Duration+time.Second)
+	rv = leaseRV(t, cs)
+	rec, err := Settle(ctx, c, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := cs.CoordinationV1().Leases("default").Get(ctx, Name("demo-a"), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := strconv.Atoi(l.ResourceVersion); got == 0 || l.ResourceVersion == rv {
+		t.Fatalf("resourceVersion %s after the settle (was %s)", l.ResourceVersion, rv)
+	}
+	st, _ := stateOf(l)
+	if st.Holder != "" || l.Spec.RenewTime != nil || st.Record.Serial != 5 || st.Record.Outcome != OutcomeApplied ||
+		st.Record.SettledBy != "settler" || st.Record.SettledAt.IsZero() || st.Record.AppliedBy != "ci@runner pid 1" || rec.Serial != 5 {
+		t.Fatalf("after the settle: %+v (returned %+v)", st, rec)
+	}
+	for _, a := range []string{WaveAnnotation, PhaseAnnotation, BakeEndsAnnotation} {
+		if _, ok := l.Annotations[a]; ok {
+			t.Errorf("the settled Lease keeps the dead run's progress %s", a)
+		}
+	}
+	// Settled: a second settle's Check refuses, with no write.
+	rv = leaseRV(t, cs)
+	if _, err := Settle(ctx, c, r); err == nil || err.Error() != "nothing to settle" {
+		t.Fatalf("a second settle: %v", err)
+	}
+	if leaseRV(t, cs) != rv {
+		t.Fatal("a refused settle wrote the Lease")
+	}
+}
+
+// testProgress: a holder's progress is read back while it holds the lock,
+// kept by its renewals, and cleared by its release.
+func testProgress(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+	defer func(d time.Duration) { RenewEvery = d }(RenewEvery)
+	RenewEvery = 200 * time.Millisecond
+	_ = cs.CoordinationV1().Leases("default").Delete(ctx, Name("demo-a"), metav1.DeleteOptions{})
+	l, err := Acquire(ctx, c, req("baker", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends := time.Now().Add(5 * time.Minute).Truncate(time.Second)
+	if err := l.Note(ctx, Progress{Wave: "canary", Phase: PhaseBaking, BakeEnds: ends}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * RenewEvery) // renewals meanwhile, concurrent with nothing
+	st, err := Read(ctx, c, "default", "demo-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Progress.Wave != "canary" || st.Progress.Phase != PhaseBaking || !st.Progress.BakeEnds.Equal(ends) || !st.Renewed.After(st.Since) {
+		t.Fatalf("while baking: %+v (renewed %s, since %s)", st.Progress, st.Renewed, st.Since)
+	}
+	if got := st.Progress.Text(ends.Add(-4 * time.Minute)); got != "wave canary baking, 4m0s left (until "+ends.UTC().Format(time.RFC3339)+")" {
+		t.Errorf("progress text %q", got)
+	}
+	if err := l.Release(ctx, OutcomeApplied); err != nil {
+		t.Fatal(err)
+	}
+	le, _ := cs.CoordinationV1().Leases("default").Get(ctx, Name("demo-a"), metav1.GetOptions{})
+	if _, ok := le.Annotations[WaveAnnotation]; ok {
+		t.Error("the released Lease keeps the run's progress")
+	}
+}
+
+// testWaitAndBreakByHolder: --lock-timeout says once that it waits, and
+// its lock says how long it waited; --force-unlock-held-by breaks only the
+// lock of the holder it names.
+func testWaitAndBreakByHolder(t *testing.T, cs kubernetes.Interface) {
+	c := cs.CoordinationV1()
+	ctx := context.Background()
+	_ = cs.CoordinationV1().Leases("default").Delete(ctx, Name("demo-a"), metav1.DeleteOptions{})
+	first, err := Acquire(ctx, c, req("first", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := ForceUnlock(ctx, c, "default", "demo-a", "someone-else"); err != nil || st.Holder != first.me {
+		t.Fatalf("breaking another holder's lock: %v, %+v", err, st)
+	}
+	if st, _ := Read(ctx, c, "default", "demo-a"); st.Holder != first.me {
+		t.Fatalf("--force-unlock-held-by someone-else broke %s's lock", first.me)
+	}
+	go func() {
+		time.Sleep(2 * time.Second)
+		_ = first.Release(ctx, OutcomeApplied)
+	}()
+	var waits []string
+	r := req("second", time.Minute)
+	r.OnWait = func(cur *State, until time.Time) { waits = append(waits, cur.Holder) }
+	second, err := Acquire(ctx, c, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(waits) != 1 || waits[0] != first.me || second.Waited() < time.Second {
+		t.Fatalf("waiting: OnWait %q, waited %s; want one call naming %s, and a second or more", waits, second.Waited(), first.me)
+	}
+	if st, err := ForceUnlock(ctx, c, "default", "demo-a", RunID(second.me)); err != nil || st.Holder != second.me {
+		t.Fatalf("breaking the lock by its run id: %v, %+v", err, st)
+	}
+	if st, _ := Read(ctx, c, "default", "demo-a"); st.Holder != "" {
+		t.Fatalf("after --force-unlock-held-by its run id: held by %q", st.Holder)
+	}
 }

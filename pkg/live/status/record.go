@@ -50,12 +50,15 @@ func contextRecord(st *lease.State, leaseErr error, id cluster.Identity, idErr e
 		rec := st.Record
 		r.Serial, r.Digest, r.AppliedBy, r.Outcome, r.OwnerName = rec.Serial, rec.Digest, rec.AppliedBy, rec.Outcome, rec.OwnerName
 		r.AppliedAt = utcSeconds(rec.AppliedAt)
+		r.SettledBy, r.SettledAt = rec.SettledBy, utcSeconds(rec.SettledAt)
 		if r.ClusterUID == "" {
 			// Not read now: the identity the last apply recorded.
 			r.ClusterUID = rec.ClusterUID
 		}
 		if st.Held(now) {
-			r.Lock = &v1alpha1.LockState{Holder: st.Holder, Since: utcSeconds(st.Since), Expires: utcSeconds(st.Expires())}
+			p := st.Progress
+			r.Lock = &v1alpha1.LockState{Holder: st.Holder, Since: utcSeconds(st.Since), Renewed: utcSeconds(st.Renewed),
+				Expires: utcSeconds(st.Expires()), Wave: p.Wave, Phase: p.Phase, BakeEnds: utcSeconds(p.BakeEnds), Gone: st.Gone(now)}
 		}
 	}
 	switch {
@@ -75,6 +78,91 @@ func utcSeconds(t time.Time) time.Time {
 		return t
 	}
 	return t.UTC().Truncate(time.Second)
+}
+
+// outDirMismatch compares OUT_DIR's record of a context with its
+// cluster's, as apply does before it writes (lease.CompareSerials): nil
+// when they agree, or when the cluster's record was not read.
+func outDirMismatch(name, namespace, inventory string, rec *outdir.FleetContext, st *lease.State) *v1alpha1.OutDirMismatch {
+	if st == nil {
+		return nil
+	}
+	var mine int64
+	if rec != nil {
+		mine = rec.Serial
+	}
+	m := lease.CompareSerials(name, namespace, inventory, st.Record, mine)
+	switch {
+	case m == nil:
+		return nil
+	case m.Stale:
+		return &v1alpha1.OutDirMismatch{OutDirSerial: mine, State: v1alpha1.OutDirStale,
+			Message: m.What + ": its objects are shown as that run left them, with their health; they are not compared with OUT_DIR. Fetch the current OUT_DIR (the one that run left)"}
+	default:
+		return &v1alpha1.OutDirMismatch{OutDirSerial: mine, State: v1alpha1.OutDirOlder, Message: m.What}
+	}
+}
+
+// describeRuns finishes the document once every context was read: the
+// runs that hold locks on them, from their Leases, and how the unfinished
+// rollout stands: in progress while a live run holds a lock, killed while
+// a context's record says a dead run was applying it.
+func describeRuns(doc *v1alpha1.FleetStatus, outDir, kubeconfig string, now time.Time) {
+	doc.ReadAt = utcSeconds(now)
+	byHolder := map[string]int{}
+	killed := false
+	for _, c := range doc.Contexts {
+		r := c.Record
+		if r.Killed() {
+			killed = true
+		}
+		if r == nil || r.Lock == nil {
+			continue
+		}
+		l := r.Lock
+		i, ok := byHolder[l.Holder]
+		if !ok {
+			i = len(doc.Runs)
+			byHolder[l.Holder] = i
+			doc.Runs = append(doc.Runs, v1alpha1.FleetRun{Holder: l.Holder, Since: l.Since, Unlock: lease.UnlockCommand(l.Holder, outDir, kubeconfig)})
+		}
+		run := &doc.Runs[i]
+		run.Contexts = append(run.Contexts, c.Name)
+		if l.Since.Before(run.Since) {
+			run.Since = l.Since
+		}
+		if l.Expires.After(run.Expires) {
+			run.Expires = l.Expires
+		}
+		if l.Renewed.After(run.Renewed) || run.Wave == "" {
+			if l.Renewed.After(run.Renewed) {
+				run.Renewed = l.Renewed
+			}
+			if l.Wave != "" {
+				run.Wave, run.Phase, run.BakeEnds = l.Wave, l.Phase, l.BakeEnds
+			}
+		}
+		if run.Gone == "" {
+			run.Gone = l.Gone
+		}
+	}
+	ro := doc.Rollout
+	if ro == nil {
+		return
+	}
+	for _, run := range doc.Runs {
+		if run.Gone == "" {
+			ro.State = v1alpha1.RolloutInProgress
+			if i := slices.Index(ro.Waves, run.Wave); i >= 0 {
+				ro.StoppedAt, ro.Left = run.Wave, append([]string{}, ro.Waves[i:]...)
+			}
+			return
+		}
+		killed = true
+	}
+	if killed && ro.State != "" {
+		ro.State = v1alpha1.RolloutKilled
+	}
 }
 
 // rolloutSummary is OUT_DIR's unfinished rollout for the document; nil
@@ -97,9 +185,9 @@ func rolloutSummary(r *outdir.RolloutRecord, outDir string) *v1alpha1.RolloutSum
 		if r.HasBaked(w) {
 			continue
 		}
-		s.StoppedAt, s.State, s.Left = w, "paused", append(s.Left, r.Waves[i:]...)
+		s.StoppedAt, s.State, s.Left = w, v1alpha1.RolloutPaused, append(s.Left, r.Waves[i:]...)
 		if started[w] {
-			s.State = "halted"
+			s.State = v1alpha1.RolloutHalted
 		}
 		break
 	}

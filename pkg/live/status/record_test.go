@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
 	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
@@ -190,5 +191,93 @@ func TestRolloutSummary(t *testing.T) {
 	}
 	if s.Resume != "shard-router apply PKG --out out" || s.Rollback != "shard-router apply --rollback --out out" {
 		t.Errorf("resume %q, rollback %q", s.Resume, s.Rollback)
+	}
+}
+
+// The runs that hold locks, from the contexts' records, and how the
+// unfinished rollout stands: in progress while a live run holds a lock
+// (in the wave it recorded), killed while a record says a dead run was
+// applying, else as OUT_DIR recorded it.
+func TestDescribeRuns(t *testing.T) {
+	now := time.Date(2026, 12, 2, 19, 32, 0, 0, time.UTC)
+	bob := "bob@elsewhere pid 7 run x1y2z3"
+	lock := func(renewed time.Duration, wave, gone string) *v1alpha1.LockState {
+		return &v1alpha1.LockState{Holder: bob, Since: now.Add(-time.Minute), Renewed: now.Add(-renewed), Expires: now.Add(30*time.Second - renewed),
+			Wave: wave, Phase: "baking", BakeEnds: now.Add(4 * time.Minute), Gone: gone}
+	}
+	rollout := func() *v1alpha1.RolloutSummary {
+		return &v1alpha1.RolloutSummary{Waves: []string{"canary", "rest"}, StoppedAt: "canary", State: v1alpha1.RolloutHalted, Left: []string{"canary", "rest"}}
+	}
+	for _, tc := range []struct {
+		name    string
+		records []*v1alpha1.ContextRecord
+		state   string
+		runs    int
+		wave    string
+		gone    bool
+	}{
+		{"a live run baking", []*v1alpha1.ContextRecord{{Serial: 3, Outcome: "applying", Lock: lock(2*time.Second, "", "")}, {Serial: 4, Outcome: "applying", Lock: lock(time.Second, "rest", "")}},
+			v1alpha1.RolloutInProgress, 1, "rest", false},
+		{"its holder gone, its locks not expired", []*v1alpha1.ContextRecord{{Serial: 3, Outcome: "applying", Lock: lock(25*time.Second, "canary", "it has not renewed its lock for 25s")}},
+			v1alpha1.RolloutKilled, 1, "canary", true},
+		{"a dead run's record, its locks expired", []*v1alpha1.ContextRecord{{Serial: 3, Outcome: "applying"}, {Serial: 4, Outcome: "applied"}},
+			v1alpha1.RolloutKilled, 0, "", false},
+		{"the run ended", []*v1alpha1.ContextRecord{{Serial: 3, Outcome: "failed"}, nil}, v1alpha1.RolloutHalted, 0, "", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := &v1alpha1.FleetStatus{Rollout: rollout()}
+			for i, r := range tc.records {
+				doc.Contexts = append(doc.Contexts, v1alpha1.ContextStatus{Name: string(rune('A' + i)), Record: r})
+			}
+			describeRuns(doc, "out", "", now)
+			if doc.Rollout.State != tc.state || len(doc.Runs) != tc.runs || !doc.ReadAt.Equal(now) {
+				t.Fatalf("state %q, runs %+v, read at %s; want %q, %d run(s)", doc.Rollout.State, doc.Runs, doc.ReadAt, tc.state, tc.runs)
+			}
+			if tc.runs == 0 {
+				return
+			}
+			run := doc.Runs[0]
+			if run.Wave != tc.wave || (run.Gone != "") != tc.gone || run.Unlock != "shard-router apply --force-unlock-held-by x1y2z3 --out out" ||
+				len(run.Contexts) != len(tc.records) || !run.Expires.Equal(now.Add(30*time.Second-minRenewed(tc.records))) {
+				t.Errorf("run %+v", run)
+			}
+			if tc.state == v1alpha1.RolloutInProgress && (doc.Rollout.StoppedAt != tc.wave || strings.Join(doc.Rollout.Left, ",") != "rest") {
+				t.Errorf("in progress in %q, left %q; want %s, rest", doc.Rollout.StoppedAt, doc.Rollout.Left, tc.wave)
+			}
+		})
+	}
+}
+
+func minRenewed(recs []*v1alpha1.ContextRecord) time.Duration {
+	var latest time.Time
+	for _, r := range recs {
+		if r.Lock.Renewed.After(latest) {
+			latest = r.Lock.Renewed
+		}
+	}
+	return time.Date(2026, 12, 2, 19, 32, 0, 0, time.UTC).Sub(latest)
+}
+
+// OUT_DIR's serial against the cluster's, as apply compares them: stale,
+// older, or nothing to say.
+func TestOutDirMismatch(t *testing.T) {
+	st := &lease.State{Found: true, Record: lease.Record{Serial: 5, AppliedBy: "bob@runner-2 pid 7", Outcome: lease.OutcomeApplied}}
+	if m := outDirMismatch("A", "default", "shop-a", &outdir.FleetContext{Serial: 5}, st); m != nil {
+		t.Errorf("equal serials: %+v", m)
+	}
+	if m := outDirMismatch("A", "default", "shop-a", nil, &lease.State{}); m != nil {
+		t.Errorf("no record on either side: %+v", m)
+	}
+	if m := outDirMismatch("A", "default", "shop-a", nil, nil); m != nil {
+		t.Errorf("the Lease not read: %+v", m)
+	}
+	m := outDirMismatch("A", "default", "shop-a", &outdir.FleetContext{Serial: 2}, st)
+	if m == nil || m.State != v1alpha1.OutDirStale || m.OutDirSerial != 2 ||
+		!strings.HasPrefix(m.Message, `context "A": OUT_DIR is stale: another run wrote the cluster since OUT_DIR recorded it (cluster serial 5, OUT_DIR serial 2; last written by bob@runner-2 pid 7`) ||
+		!strings.Contains(m.Message, "not compared with OUT_DIR") {
+		t.Errorf("stale: %+v", m)
+	}
+	if m := outDirMismatch("A", "default", "shop-a", &outdir.FleetContext{Serial: 9}, st); m == nil || m.State != v1alpha1.OutDirOlder {
+		t.Errorf("older: %+v", m)
 	}
 }

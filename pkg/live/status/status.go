@@ -90,6 +90,7 @@ func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 		})
 	}
 	_ = g.Wait() // the contexts' errors are in the document
+	describeRuns(doc, opts.OutDir, opts.Kubeconfig, time.Now())
 	return doc, nil
 }
 
@@ -171,6 +172,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
 		lst, leaseErr := lease.Read(ctx, c.clients.CoordinationV1(), pkg.Inventory.Namespace(), pkg.Inventory.Name())
 		st.Record = contextRecord(lst, leaseErr, id, idErr, time.Now())
+		st.OutDirMismatch = outDirMismatch(name, pkg.Inventory.Namespace(), pkg.Inventory.Name(), fl.record.Context(name), lst)
 		inv, found, err = c.readInventory(pkg)
 	}
 	if err != nil {
@@ -181,7 +183,12 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	if found {
 		st.Inventory.State = v1alpha1.InventoryFound
 	}
-	objs, err := checkObjects(ctx, c, pkg, inv, true, opts.FieldManager)
+	var objs []v1alpha1.ObjectStatus
+	if st.Stale() {
+		objs, err = checkHealth(ctx, c, inv)
+	} else {
+		objs, err = checkObjects(ctx, c, pkg, inv, true, opts.FieldManager)
+	}
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
