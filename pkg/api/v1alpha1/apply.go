@@ -12,6 +12,9 @@ type ApplyReport struct {
 	// DryRun is true for --dry-run: every cluster was asked for a
 	// server-side dry run, and nothing was changed.
 	DryRun bool `json:"dryRun"`
+	// Apply is how the run wrote: kpt live apply's flags, from the command
+	// line, spec.apply and kpt's defaults.
+	Apply *ApplyStrategy `json:"apply,omitempty"`
 	// Contexts are the contexts of the config in config order, then the
 	// contexts that left it, by name.
 	Contexts []ContextApply `json:"contexts"`

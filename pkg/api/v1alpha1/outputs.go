@@ -183,6 +183,9 @@ type SplitPlan struct {
 	// Waves are spec.rollout's waves, in the order apply applies them;
 	// absent without spec.rollout.
 	Waves []PlanWave `json:"waves,omitempty"`
+	// Apply is how apply would write (kpt live apply's flags), when
+	// spec.apply or plan's flags set any: absent, kpt's defaults.
+	Apply *ApplyStrategy `json:"apply,omitempty"`
 }
 
 // PlanWave is one wave of a rollout and its contexts, in config order.

@@ -57,6 +57,9 @@ type ShardConfigSpec struct {
 	// Rollout orders the contexts into waves for apply; without it every
 	// context is one wave.
 	Rollout *Rollout `json:"rollout,omitempty"`
+	// Apply fixes kpt live apply's flags for every apply of this config;
+	// a flag on the command line wins.
+	Apply *ApplyOptions `json:"apply,omitempty"`
 	// GitOps names the git repository a GitOps engine pulls the split from
 	// (split --engine flux|argocd|configsync).
 	GitOps *GitOps `json:"gitops,omitempty"`

@@ -31,6 +31,9 @@ func (c *ShardConfig) Validate() field.ErrorList {
 	if g := c.Spec.GitOps; g != nil {
 		errs = append(errs, g.Validate(spec.Child("gitops"))...)
 	}
+	if a := c.Spec.Apply; a != nil {
+		errs = append(errs, validateApply(a, spec.Child("apply"))...)
+	}
 	if g := c.Spec.PruneGuard; g != nil {
 		errs = append(errs, validatePruneGuard(g, spec.Child("pruneGuard"))...)
 	}
