@@ -42,6 +42,7 @@ type applyFlags struct {
 	forceUnlockBy    string
 	adoptCluster     bool
 	clusterReplaced  []string
+	strategy         strategyFlags
 }
 
 var applyFormats = []string{"text", "html", output.JSON}
@@ -169,7 +170,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 			if len(args) == 1 {
 				src = args[0]
 			}
-			return runApply(cmd.Context(), s, f, src)
+			return runApply(cmd.Context(), s, f, src, f.strategy.options(cmd.Flags()))
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "the output directory OUT_DIR: what each context last received, replaced per context once applied; required")
@@ -189,10 +190,11 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "where OUT_DIR is stale or does not own a context's inventory, take what the cluster's inventory holds as the previous state (every guard compares with it) instead of refusing")
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "accept that this context now reaches another cluster (rebuilt or replaced on purpose); repeat or comma-separate for several")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text, html (one self-contained page, with the waves' gates) or json")
+	addStrategyFlags(cmd.Flags(), &f.strategy, true)
 	return cmd
 }
 
-func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
+func runApply(ctx context.Context, s Streams, f *applyFlags, src string, strategy *v1alpha1.ApplyOptions) error {
 	if err := output.Check(f.output, applyFormats...); err != nil {
 		return err
 	}
@@ -245,7 +247,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 	defer stop()
 	opts := apply.Options{Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
 		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure,
-		LockTimeout: f.lockTimeout, AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced}
+		LockTimeout: f.lockTimeout, AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced, Strategy: strategy}
 	var report *v1alpha1.ApplyReport
 	if f.rollback {
 		out, err := outdir.OpenExisting(f.out)

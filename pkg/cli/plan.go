@@ -45,6 +45,10 @@ type planFlags struct {
 	// engine and handoffStatus are split's: a move handed off keeps the
 	// old copies, which plan then does not count as pruned.
 	engine, handoffStatus string
+	// strategy are kpt live apply's flags, as apply's: the plan says which
+	// apply would use, and --live asks the clusters with them.
+	strategy      strategyFlags
+	strategyGiven *v1alpha1.ApplyOptions
 }
 
 var planFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
@@ -123,6 +127,7 @@ func newPlanCommand(s Streams) *cobra.Command {
 			if len(args) == 1 {
 				src = args[0]
 			}
+			f.strategyGiven = f.strategy.options(cmd.Flags())
 			return runPlan(cmd.Context(), s, f, src)
 		},
 	}
@@ -139,6 +144,7 @@ func newPlanCommand(s Streams) *cobra.Command {
 	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "with --live: as apply's")
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "with --live: as apply's")
 	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "as split's --handoff-status (with --engine flux|argocd|configsync)")
+	addStrategyFlags(cmd.Flags(), &f.strategy, false)
 	return cmd
 }
 
@@ -186,6 +192,13 @@ func runPlan(ctx context.Context, s Streams, f *planFlags, src string) error {
 			return err
 		}
 		results = layout.Results
+		if a := cfg.Config.Source.Spec.Apply.Over(f.strategyGiven); cfg.Config.Source.Spec.Apply != nil || f.strategyGiven != nil {
+			if err := a.Check(); err != nil {
+				return err
+			}
+			how := v1alpha1.ResolveStrategy(a, 0)
+			doc.Apply = &how
+		}
 		if f.live && results.ExitCode() == 0 {
 			if engine.Pulls() {
 				return errors.New("--live reads kpt's inventories: a split for a GitOps engine has none (its engine applies it)")

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
 // RolloutDir, inside OUT_DIR, records an unfinished rollout: the package
@@ -32,6 +34,9 @@ type RolloutRecord struct {
 	// Baked are the waves that finished their bake since they last
 	// changed a context.
 	Baked []string `json:"baked,omitempty"`
+	// Apply is how the rollout wrote (kpt live apply's flags): a rollback
+	// by hand writes the same way unless told otherwise.
+	Apply *v1alpha1.ApplyStrategy `json:"apply,omitempty"`
 }
 
 // RecordedContext is one context a rollout changed.
@@ -117,6 +122,13 @@ func (r *RolloutRecord) Save(context, wave string, waves []string) error {
 	r.Contexts = append(r.Contexts, rc)
 	r.Baked = slices.DeleteFunc(r.Baked, func(w string) bool { return w == wave })
 	return r.write()
+}
+
+// WritesWith sets how the rollout writes, recorded with the next Save.
+func (r *RolloutRecord) WritesWith(how v1alpha1.ApplyStrategy) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Apply = &how
 }
 
 // HasBaked reports whether wave finished its bake since it last changed

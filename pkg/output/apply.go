@@ -15,6 +15,9 @@ import (
 // handoffs, the objects held in both clusters, warnings and errors.
 func RenderApplyText(w io.Writer, r *v1alpha1.ApplyReport) error {
 	fmt.Fprintln(w, applyHeadline(r))
+	if r.Apply != nil {
+		fmt.Fprintf(w, "Written with %s.\n", r.Apply.Describe())
+	}
 	contexts := applyOrder(r)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CONTEXT\tSTATUS\tOBJECTS\tAPPLIED\tRECONCILED\tPRUNED\tFAILED\tERROR")

@@ -89,6 +89,9 @@ func writeApplyReport(p *page, r *v1alpha1.ApplyReport) {
 	p.head("shard-router apply")
 	p.m("\n<h1>shard-router apply</h1>\n<p class=\"doc\">What apply did in each context, wave by wave, and what each wave's gates measured.</p>\n<p class=\"headline\">").
 		t(applyHeadline(r)).m("</p>\n")
+	if r.Apply != nil {
+		p.m(`<p class="doc">Written with `).t(r.Apply.Describe()).m(".</p>\n")
+	}
 	if len(r.Errors) > 0 {
 		p.m(`<div class="alert" id="errors"><strong>✕ `).n(len(r.Errors)).m(" error(s)</strong>\n<ul>")
 		p.listItems("", r.Errors)

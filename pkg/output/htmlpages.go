@@ -241,6 +241,9 @@ func (v planView) write(p *page) {
 	p.head("shard-router plan")
 	p.m("\n<h1>shard-router plan</h1>\n<p class=\"doc\">What kpt live apply of each context package of the new split would do in that cluster, against the previous split.</p>\n<p class=\"headline\">").
 		t(v.Headline).m("</p>\n")
+	if v.Doc.Apply != nil {
+		p.m(`<p class="doc">Apply writes with `).t(v.Doc.Apply.Describe()).m(".</p>\n")
+	}
 	if len(v.Doc.Errors) > 0 {
 		p.m(`<div class="alert" id="refusal"><strong>✕ Refused: `).n(len(v.Doc.Errors)).m(" error(s); nothing may be applied until they are fixed.</strong>\n<ul>")
 		p.listItems("", v.Doc.Errors)

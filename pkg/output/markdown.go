@@ -32,6 +32,9 @@ const (
 // note under the headline that says how to get the full plan.
 func RenderPlanMarkdown(w io.Writer, p *v1alpha1.SplitPlan) error {
 	head := "### shard-router plan\n\n**" + headline(p) + "**\n\n"
+	if p.Apply != nil {
+		head += "Apply writes with " + escape(p.Apply.Describe()) + ".\n\n"
+	}
 	m := &mdWriter{limit: MarkdownLimit - len(head) - markdownReserve}
 	m.refusal(p)
 	m.banners(p)

@@ -74,6 +74,9 @@ func refusedText(refused bool) string {
 func RenderPlanTable(w io.Writer, p *v1alpha1.SplitPlan) error {
 	var buf bytes.Buffer
 	fmt.Fprintf(w, "%s\n\n", headline(p))
+	if p.Apply != nil {
+		fmt.Fprintf(w, "Apply writes with %s.\n\n", p.Apply.Describe())
+	}
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
 	// The WAVE column only with spec.rollout: without it the table is
 	// as it always was.

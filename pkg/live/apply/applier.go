@@ -11,31 +11,45 @@ import (
 	"github.com/kptdev/kpt/pkg/live"
 	"github.com/kptdev/kpt/pkg/printer"
 	kptstatus "github.com/kptdev/kpt/pkg/status"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/cli-utils/pkg/apply"
 	"sigs.k8s.io/cli-utils/pkg/apply/event"
 	"sigs.k8s.io/cli-utils/pkg/common"
 	"sigs.k8s.io/cli-utils/pkg/inventory"
 	"sigs.k8s.io/cli-utils/pkg/object"
 
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
+	"github.com/shard-router/shard-router/pkg/live/preflight"
 )
 
-// applierOptions are kpt live apply's defaults (commands/live/apply at
-// the release shard-router builds kpt from): client-side apply with
-// cli-utils' field manager, inventory policy strict (must-match), Background
-// prune propagation; only the waits are bounded.
+// applierOptions are kpt live apply's options (commands/live/apply at the
+// release shard-router builds kpt from) as the run's strategy resolves its
+// flags; kpt's defaults are client-side apply with cli-utils' field
+// manager, inventory policy strict (must-match), Background prune
+// propagation. Only the waits are bounded.
 func (r *run) applierOptions() apply.ApplierOptions {
+	s := r.strategy
+	policy := inventory.PolicyMustMatch
+	if s.InventoryPolicy == v1alpha1.InventoryPolicyAdopt {
+		policy = inventory.PolicyAdoptIfNoInventory
+	}
+	pruneTimeout, err := time.ParseDuration(s.PruneTimeout)
+	if err != nil {
+		pruneTimeout = r.opts.ReconcileTimeout
+	}
 	o := apply.ApplierOptions{
-		ServerSideOptions:      common.ServerSideOptions{ServerSideApply: false, ForceConflicts: false, FieldManager: common.DefaultFieldManager},
+		ServerSideOptions:      common.ServerSideOptions{ServerSideApply: s.ServerSide, ForceConflicts: s.ForceConflicts, FieldManager: s.FieldManager},
 		ReconcileTimeout:       r.opts.ReconcileTimeout,
 		EmitStatusEvents:       true,
 		DryRunStrategy:         common.DryRunNone,
-		PrunePropagationPolicy: metav1.DeletePropagationBackground,
-		PruneTimeout:           r.opts.ReconcileTimeout,
-		InventoryPolicy:        inventory.PolicyMustMatch,
+		PrunePropagationPolicy: metav1.DeletionPropagation(s.PrunePropagationPolicy),
+		PruneTimeout:           pruneTimeout,
+		InventoryPolicy:        policy,
 	}
 	if r.opts.DryRun {
 		o.DryRunStrategy = common.DryRunServer
@@ -57,6 +71,11 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 		}
 	} else if err := r.installResourceGroupCRD(ctx, t); err != nil {
 		return fmt.Errorf("context %q: installing kpt's ResourceGroup CRD: %w", t.name, err)
+	}
+	if !r.opts.DryRun && r.strategy.ServerSide && len(t.upgrades) > 0 {
+		if err := r.upgradeOwnership(ctx, t); err != nil {
+			return fmt.Errorf("context %q: %w", t.name, err)
+		}
 	}
 	invClient, err := cluster.NewInventoryClient(t.factory)
 	if err != nil {
@@ -314,6 +333,10 @@ func (c *collector) waitEvent(we event.WaitEvent) {
 			c.t.report.Reconciled++
 		}
 	case event.ReconcileTimeout:
+		if !c.t.objects.Contains(we.Identifier) && c.pruning {
+			c.fail(we.Identifier, fmt.Sprintf("pruned, but not gone within --prune-timeout %s (last status %s)", c.r.strategy.PruneTimeout, c.lastStatus(we.Identifier)), nil)
+			break
+		}
 		c.fail(we.Identifier, fmt.Sprintf("not Current within --reconcile-timeout %s (last status %s)", c.r.opts.ReconcileTimeout, c.lastStatus(we.Identifier)), nil)
 	case event.ReconcileFailed:
 		c.fail(we.Identifier, fmt.Sprintf("reconcile failed (%s)", c.lastStatus(we.Identifier)), nil)
@@ -367,4 +390,58 @@ func (c *collector) actionGroup(e event.ActionGroupEvent) {
 		c.pruning = true
 		c.r.log.printf(name, "pruning %d object(s)", c.toPrune)
 	}
+}
+
+// upgradeOwnership moves the fields that the fleet's own client-side
+// applies own to the field manager, on each object the preflight found,
+// before the server-side apply: kpt's engine (kubectl's apply) does it
+// only after a successful server-side patch, so a first server-side apply
+// that also changes a value would conflict with the fleet's own past. The
+// patch (client-go's csaupgrade) changes managedFields only, under the
+// object's resourceVersion; a conflict reads the object again.
+func (r *run) upgradeOwnership(ctx context.Context, t *target) error {
+	dyn, err := t.factory.DynamicClient()
+	if err != nil {
+		return err
+	}
+	mapper, err := t.factory.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	moved := 0
+	for _, u := range t.upgrades {
+		mapping, err := mapper.RESTMapping(u.ID.GroupKind)
+		if err != nil {
+			return fmt.Errorf("%s: %w", describe(u.ID), err)
+		}
+		ri := dyn.Resource(mapping.Resource).Namespace(u.ID.Namespace)
+		for attempt := 0; ; attempt++ {
+			cur, err := ri.Get(ctx, u.ID.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("%s: reading it to move its client-side apply fields to field manager %s: %w", describe(u.ID), r.strategy.FieldManager, err)
+			}
+			patch, err := preflight.UpgradePatch(cur, u.Managers, r.strategy.FieldManager)
+			if err != nil {
+				return fmt.Errorf("%s: %w", describe(u.ID), err)
+			}
+			if patch == nil {
+				break
+			}
+			_, err = ri.Patch(ctx, u.ID.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+			if err == nil {
+				moved++
+				break
+			}
+			if !apierrors.IsConflict(err) || attempt == 4 {
+				return fmt.Errorf("%s: moving its client-side apply fields (%s) to field manager %s: %w", describe(u.ID), strings.Join(u.Managers, ", "), r.strategy.FieldManager, err)
+			}
+		}
+	}
+	if moved > 0 {
+		r.log.printf(t.name, "moved the fields of %d object(s) from the fleet's client-side apply to field manager %s before its server-side apply", moved, r.strategy.FieldManager)
+	}
+	return nil
 }

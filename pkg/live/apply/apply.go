@@ -82,8 +82,13 @@ type Options struct {
 	// replaced on purpose: their new identity is accepted.
 	ClusterReplaced []string
 	// CheckOnly stops once every check that reads the clusters ran (plan
-	// --live): nothing is applied, staged in OUT_DIR or locked.
+	// --live), the preflight included: nothing is applied, staged in
+	// OUT_DIR or locked.
 	CheckOnly bool
+	// Strategy are kpt live apply's flags given on the command line
+	// (--server-side, --field-manager, ...; nil fields: not given); they
+	// win over spec.apply (a rollback: over what the rollout recorded).
+	Strategy *v1alpha1.ApplyOptions
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -106,6 +111,9 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	}
 	r := &run{opts: opts, cfg: cfg, log: &progress{w: opts.Progress}, report: newReport(opts.DryRun),
 		waved: cfg.Config.Source.Spec.Rollout != nil}
+	if err := r.resolveStrategy(cfg.Config.Source.Spec.Apply); err != nil {
+		return r.report, err
+	}
 	if err := r.plan(in); err != nil {
 		return r.report, err
 	}
@@ -143,11 +151,15 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if r.refuse(ctx) {
 		return r.report, ErrRefused
 	}
+	r.findUpToDate(ctx)
+	if r.preflight(ctx, r.targets) {
+		r.refused()
+		return r.report, ErrRefused
+	}
 	if opts.CheckOnly {
 		r.finishReport()
 		return r.report, nil
 	}
-	r.findUpToDate(ctx)
 	if !opts.DryRun {
 		defer r.unlockAll()
 		if !r.lockAll(ctx, r.targets) {
@@ -222,6 +234,20 @@ type run struct {
 	// crdMatched holds the clusters (by identity) whose ResourceGroup CRD
 	// is the one kpt installs.
 	crdMatched sync.Map
+	// strategy is how the run writes: kpt live apply's flags, resolved.
+	strategy v1alpha1.ApplyStrategy
+}
+
+// resolveStrategy resolves kpt live apply's flags: the command line's
+// over base (spec.apply, or a rollout's record), over kpt's defaults.
+func (r *run) resolveStrategy(base *v1alpha1.ApplyOptions) error {
+	merged := base.Over(r.opts.Strategy)
+	if err := merged.Check(); err != nil {
+		return err
+	}
+	r.strategy = v1alpha1.ResolveStrategy(merged, r.opts.ReconcileTimeout)
+	r.report.Apply = &r.strategy
+	return nil
 }
 
 // outDir is OUT_DIR, what each context last received.

@@ -29,7 +29,11 @@ func (r *run) inSync(ctx context.Context, t *target) bool {
 	if err != nil {
 		return false
 	}
-	why, err := reader.Mismatch(ctx, t.pkg)
+	ssaManager := ""
+	if r.strategy.ServerSide {
+		ssaManager = r.strategy.FieldManager
+	}
+	why, err := reader.Mismatch(ctx, t.pkg, ssaManager)
 	switch {
 	case err != nil:
 		r.log.printf(t.name, "could not tell whether its objects match the package (%v): applying it", err)

@@ -35,6 +35,7 @@ func (r *run) recordChange(t *target) error {
 	for i, w := range r.waves {
 		names[i] = w.plan.Name
 	}
+	r.record.WritesWith(r.strategy)
 	return r.record.Save(t.name, t.wave.plan.Name, names)
 }
 
@@ -79,6 +80,13 @@ func Rollback(ctx context.Context, out *outdir.OutDir, opts Options) (*v1alpha1.
 	defer cancel(nil)
 	fl.lost = cancel
 	rb := rollbackRun(opts, &progress{w: opts.Progress}, rec, out, report, fl)
+	var how *v1alpha1.ApplyOptions
+	if rec.Apply != nil {
+		how = rec.Apply.Options()
+	}
+	if err := rb.resolveStrategy(how); err != nil {
+		return nil, err
+	}
 	rb.rollBack(ctx, kc)
 	for _, t := range rb.targets {
 		report.Contexts = append(report.Contexts, t.report)
@@ -150,6 +158,15 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 		}
 	}
 	r.findHandoffs(ctx, placed)
+	if r.preflight(ctx, r.targets) {
+		// Refused before any write: the locks are given back as taken.
+		for _, t := range r.targets {
+			if !t.failed {
+				t.report.Status, t.report.Error = v1alpha1.ApplySkipped, "the rollback was refused"
+			}
+		}
+		return
+	}
 	for _, w := range r.waves {
 		r.waveLog(w, "rolling back %d context(s) to the package each held before the rollout: %s", len(w.targets), strings.Join(w.plan.Contexts, ", "))
 		r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseRollingBack})
@@ -207,6 +224,7 @@ func (r *run) prepareRollback(ctx context.Context, kc *cluster.Kubeconfig, t *ta
 // with onFailure Rollback, and folds the rollback into the run's report.
 func (r *run) rollBackAfterHalt(ctx context.Context, kc *cluster.Kubeconfig) {
 	rb := rollbackRun(r.opts, r.log, r.record, r.outDir(), newReport(false), r.fleet)
+	rb.strategy = r.strategy
 	rb.rollBack(ctx, kc)
 	for _, bt := range rb.targets {
 		t := r.target(bt.name)

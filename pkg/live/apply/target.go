@@ -15,6 +15,7 @@ import (
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/cluster"
 	"github.com/shard-router/shard-router/pkg/live/lease"
+	"github.com/shard-router/shard-router/pkg/live/preflight"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
 
@@ -67,6 +68,9 @@ type target struct {
 	recordOnly bool
 	// wave is the rollout wave it belongs to.
 	wave *wave
+	// upgrades are the objects whose client-side apply ownership moves to
+	// the field manager before its first server-side apply (preflight).
+	upgrades []preflight.Upgrade
 	// counted are the objects behind the report's counts, each once
 	// however many phases saw it.
 	counted struct{ applied, reconciled, pruned, failed tally }

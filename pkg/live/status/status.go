@@ -324,9 +324,13 @@ func inventoryID(pkg *cluster.Package) string {
 	return pkg.Inventory.ID()
 }
 
-// asApplied returns a copy of u as cli-utils sends it to the cluster:
+// AsApplied returns a copy of u as cli-utils sends it to the cluster:
 // without kyaml's path and index annotations (kpt's reader adds them), and
 // with the owning-inventory annotation.
+func AsApplied(u *unstructured.Unstructured, inventoryID string) *unstructured.Unstructured {
+	return asApplied(u, inventoryID)
+}
+
 func asApplied(u *unstructured.Unstructured, inventoryID string) *unstructured.Unstructured {
 	u = u.DeepCopy()
 	object.StripKyamlAnnotations(u)

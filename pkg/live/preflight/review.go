@@ -1,0 +1,98 @@
+package preflight
+
+import (
+	"context"
+	"fmt"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
+)
+
+// access is one question to RBAC: may this identity verb the resource
+// (in namespace, named name)?
+type access struct {
+	verb        string
+	gr          schema.GroupResource
+	subresource string
+	namespace   string
+	name        string
+}
+
+// answerOf is a remembered access review.
+type answerOf struct {
+	allowed bool
+	why     string
+}
+
+// review asks RBAC about a with a SelfSubjectAccessReview (as the run's
+// identity, impersonation included), once per question in a run.
+func (ck *checker) review(ctx context.Context, a access) (allowed bool, why string, err error) {
+	if v, ok := ck.reviews.Load(a); ok {
+		ans := v.(answerOf)
+		return ans.allowed, ans.why, nil
+	}
+	cs, err := ck.c.Factory.KubernetesClientSet()
+	if err != nil {
+		return false, "", err
+	}
+	ck.count(func(r *Result) { r.Reviews++ })
+	sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.gr.Group,
+			Resource: a.gr.Resource, Subresource: a.subresource, Name: a.name}}}
+	got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	if err != nil {
+		return false, "", fmt.Errorf("asking RBAC whether it may %s %s: %w", a.verb, a.gr, err)
+	}
+	ans := answerOf{allowed: got.Status.Allowed && !got.Status.Denied}
+	switch {
+	case got.Status.Reason != "":
+		ans.why = ": " + got.Status.Reason
+	case got.Status.EvaluationError != "":
+		ans.why = ": " + got.Status.EvaluationError
+	}
+	ck.reviews.Store(a, ans)
+	return ans.allowed, ans.why, nil
+}
+
+// byRBAC judges a write that cannot be dry-run yet by RBAC alone; the
+// cluster's admission judges it when the apply sends it.
+func (ck *checker) byRBAC(ctx context.Context, ref v1alpha1.ObjectRef, verb string, gr schema.GroupResource, namespace string) error {
+	a := access{verb: rbacVerb(verb), gr: gr, namespace: namespace}
+	if verb != "create" {
+		a.name = ref.Name
+	}
+	allowed, why, err := ck.review(ctx, a)
+	if err != nil {
+		return err
+	}
+	if !allowed {
+		where := "cluster-wide"
+		if namespace != "" {
+			where = "in namespace " + namespace
+		}
+		ck.refuse(ref, verb, fmt.Sprintf("RBAC does not allow this identity to %s %s %s (SelfSubjectAccessReview%s; asked of RBAC alone: %s)",
+			rbacVerb(verb), gr, where, why, notYet(ref, namespace)))
+		return nil
+	}
+	ck.count(func(r *Result) { r.ByRBAC = append(r.ByRBAC, ref) })
+	return nil
+}
+
+// notYet says why a write was asked of RBAC alone.
+func notYet(ref v1alpha1.ObjectRef, namespace string) string {
+	if namespace != "" && ref.Namespace == namespace {
+		return "its Namespace or its kind does not exist yet, or cli-utils fills it at apply time"
+	}
+	return "its kind does not exist yet, or cli-utils fills it at apply time"
+}
+
+// rbacVerb is RBAC's verb for a write: an update is a patch.
+func rbacVerb(verb string) string {
+	if verb == "update" {
+		return "patch"
+	}
+	return verb
+}
