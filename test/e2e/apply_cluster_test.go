@@ -665,12 +665,15 @@ metadata:
 data:
   "not a valid key!": x
 `)
+	// The apiserver's validation rejects it in the preflight's dry run:
+	// the run is refused before any write, in either cluster.
 	r = a.apply(t)
 	if r.ExitCode != 1 {
 		t.Errorf("a rejected object: exit %d\n%s", r.ExitCode, r.result)
 	}
-	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyFailed, "B": v1alpha1.ApplyUnchanged})
-	clusterMentions(t, "the rejection", r.Stdout, `context \"A\"`, "ConfigMap apply-a1/rejected")
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplySkipped, "B": v1alpha1.ApplySkipped})
+	clusterMentions(t, "the rejection", r.Stdout, `context \"A\": create ConfigMap apply-a1/rejected refused`, "not a valid key!")
+	clusterSameVersions(t, before, a.versions(t))
 	if err := os.Remove(dependsOn); err != nil {
 		t.Fatal(err)
 	}

@@ -739,7 +739,10 @@ func apiPath(t testing.TB, apiVersion, kind, namespace, name string) string {
 	t.Helper()
 	plural := map[string]string{"Namespace": "namespaces", "Secret": "secrets", "ConfigMap": "configmaps", "CustomResourceDefinition": "customresourcedefinitions",
 		"GitRepository": "gitrepositories", "Kustomization": "kustomizations",
-		"ApplicationSet": "applicationsets", "Application": "applications"}[kind]
+		"ApplicationSet": "applicationsets", "Application": "applications",
+		"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+		"ValidatingAdmissionPolicy": "validatingadmissionpolicies", "ValidatingAdmissionPolicyBinding": "validatingadmissionpolicybindings",
+		"Deployment": "deployments", "ReplicaSet": "replicasets"}[kind]
 	if plural == "" {
 		t.Fatalf("apiPath: kind %s", kind)
 	}
