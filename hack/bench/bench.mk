@@ -2,9 +2,9 @@
 # tests: nothing here asserts a time; `make bench` prints numbers.
 #   BENCH_SIZES, BENCH_CONTEXTS, BENCH_RUNS, ... : see hack/bench/run.sh
 
-.PHONY: bench bench-go bench-process bench-apply bench-rollout bench-gates bench-locks
+.PHONY: bench bench-go bench-process bench-apply bench-rollout bench-gates bench-locks bench-preflight
 
-bench: bench-go bench-process bench-apply bench-rollout bench-gates bench-locks bench-fleet ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once, with gates vs without, the cost of a context (16, 64, 256 contexts)
+bench: bench-go bench-process bench-apply bench-rollout bench-gates bench-locks bench-preflight bench-fleet ## Go benchmarks, the whole-process comparison with the kyaml no-op, apply vs kpt, waved vs all at once, with gates vs without, the preflight vs without it and server-side vs client-side apply, the cost of a context (16, 64, 256 contexts)
 
 bench-go: ## Go benchmarks: routing per item (2, 64, 1000 contexts), item decoding, streaming vs kyaml path, split
 	go test -run '^$$' -bench 'BenchmarkRoute' -benchtime 20x ./pkg/route/
@@ -49,3 +49,14 @@ bench-locks: tools-kpt tools-cluster ## an apply that changes every context, wit
 BENCH_FLEET_SIZES ?= 16,64,256
 bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status, plan, split, a rollout; wall, CPU, peak RSS; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
 	BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 60m ./test/e2e/
+
+# PREFLIGHT_BASE is the last commit before issue 41's preflight (every
+# cluster asked before any write).
+PREFLIGHT_BASE ?= 16b7936
+
+bench-preflight: tools-kpt tools-cluster ## apply with the preflight vs PREFLIGHT_BASE without it (create, no change, one object changed per context, every object changed), and server-side vs client-side apply beside kpt's own: ~1,000 objects, 2 real clusters (issues 41, 42)
+	rm -rf $(BIN)/preflight-base-src && mkdir -p $(BIN)/preflight-base-src
+	git archive $(PREFLIGHT_BASE) | tar -x -C $(BIN)/preflight-base-src
+	cd $(BIN)/preflight-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-preflight-base ./cmd/shard-router
+	rm -rf $(BIN)/preflight-base-src
+	BASE_BIN=$(BIN)/shard-router-preflight-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkPreflight' -benchtime 1x -timeout 30m ./test/e2e/
