@@ -289,6 +289,18 @@ func (m *mdWriter) rollout(r *v1alpha1.RolloutSummary) {
 	m.lines(lines, "rollout lines")
 }
 
+// appliedBy is who last applied, and as whom when it impersonated
+// someone: the user only (its groups and UID are in the JSON), so that
+// the row stays short.
+func appliedBy(r *v1alpha1.ContextRecord) string {
+	by := orDash(r.AppliedBy)
+	if r.AppliedAs != "" {
+		user, _, _ := strings.Cut(r.AppliedAs, " (")
+		by += " as " + user
+	}
+	return by
+}
+
 // records is each context's last apply, cluster and lock, for the
 // contexts whose cluster says something.
 func (m *mdWriter) records(contexts []v1alpha1.ContextStatus) {
@@ -310,7 +322,7 @@ func (m *mdWriter) records(contexts []v1alpha1.ContextStatus) {
 		if r.Error != "" {
 			note = " :warning: record not read in full: " + escape(cell(r.Error))
 		}
-		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s%s |\n", cell(c.Name), recordSerial(r), escape(cell(orDash(r.AppliedBy))),
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s%s |\n", cell(c.Name), recordSerial(r), escape(cell(appliedBy(r))),
 			recordTime(r.AppliedAt), outcome, cell(orDash(r.ClusterUID)), lock, note))
 	}
 	m.lines(rows, "record rows")
@@ -385,7 +397,7 @@ func writeRecordsText(w io.Writer, contexts []v1alpha1.ContextStatus, buf *bytes
 	fmt.Fprintln(tw, "  CONTEXT\tSERIAL\tAPPLIED-BY\tAPPLIED-AT\tOUTCOME\tCLUSTER-UID\tLOCK")
 	for _, c := range contexts {
 		if r := c.Record; r != nil {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, recordSerial(r), orDash(r.AppliedBy), recordTime(r.AppliedAt),
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, recordSerial(r), appliedBy(r), recordTime(r.AppliedAt),
 				recordOutcome(r), orDash(r.ClusterUID), lockText(r.Lock))
 		}
 	}

@@ -14,8 +14,8 @@ import (
 
 // ForceUnlock breaks a context's lock by hand (apply --force-unlock),
 // whoever holds it; the cluster's record of the last write is kept. It
-// says whose lock it broke.
-func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig, name string) (string, error) {
+// says whose lock it broke. as is who its requests act as (--as).
+func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig string, as cluster.Impersonation, name string) (string, error) {
 	dir := filepath.Join(out.Path, name)
 	if _, err := os.Stat(filepath.Join(dir, outdir.RGFile)); err != nil {
 		return "", fmt.Errorf("--force-unlock %s: %s has no package for the context (no %s), so its inventory is unknown", name, filepath.Join(out.Given, name), outdir.RGFile)
@@ -24,6 +24,7 @@ func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig, name strin
 	if err != nil {
 		return "", err
 	}
+	kc.Impersonate(as)
 	if err := kc.Require([]string{name}); err != nil {
 		return "", err
 	}

@@ -43,6 +43,7 @@ const (
 	DigestAnnotation    = prefix + "package-digest"
 	AppliedByAnnotation = prefix + "applied-by"
 	AppliedAtAnnotation = prefix + "applied-at"
+	AppliedAsAnnotation = prefix + "applied-as"
 	OutcomeAnnotation   = prefix + "outcome"
 	ClusterAnnotation   = prefix + "cluster-uid"
 	OwnerAnnotation     = prefix + "owner"
@@ -82,6 +83,9 @@ type Record struct {
 	// AppliedBy and AppliedAt say who took the serial, and when.
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// AppliedAs is the identity its requests impersonated (--as, or the
+	// kubeconfig's as:), "" when none.
+	AppliedAs string `json:"appliedAs,omitempty"`
 	// Outcome is applying, applied or failed.
 	Outcome string `json:"outcome,omitempty"`
 	// ClusterUID is the cluster's identity (cluster.Identity).
@@ -138,6 +142,7 @@ func stateOf(l *coordinationv1.Lease) (*State, error) {
 	}
 	s.Record.Digest = a[DigestAnnotation]
 	s.Record.AppliedBy = a[AppliedByAnnotation]
+	s.Record.AppliedAs = a[AppliedAsAnnotation]
 	if t, err := time.Parse(time.RFC3339, a[AppliedAtAnnotation]); err == nil {
 		s.Record.AppliedAt = t
 	}
@@ -177,6 +182,7 @@ func setRecord(l *coordinationv1.Lease, rec Record) {
 		at = rec.AppliedAt.UTC().Format(time.RFC3339)
 	}
 	set(AppliedAtAnnotation, at)
+	set(AppliedAsAnnotation, rec.AppliedAs)
 	set(OutcomeAnnotation, rec.Outcome)
 	set(ClusterAnnotation, rec.ClusterUID)
 	set(OwnerAnnotation, rec.Owner)
@@ -494,4 +500,15 @@ func ForceUnlock(ctx context.Context, c coordclient.LeasesGetter, namespace, inv
 		}
 		return st, nil
 	}
+}
+
+// Expires is when the lock expires unless renewed: Duration after its last
+// renewal that reached the cluster. Ask it once Release or Abandon
+// returned (a run whose credentials died cannot release its lock: it
+// expires then).
+func (l *Lock) Expires() time.Time {
+	if rt := l.lease.Spec.RenewTime; rt != nil {
+		return rt.Add(Duration)
+	}
+	return time.Time{}
 }
