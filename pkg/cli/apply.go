@@ -274,6 +274,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string) error {
 		if err != nil && !errors.Is(err, apply.ErrRefused) {
 			return err
 		}
+		report.Warnings = append(unusedConfigs(in, f.config), report.Warnings...)
 	}
 	p := output.Printer{Formats: applyFormats, Text: map[string]output.Renderer{
 		"text": func(w io.Writer) error { return output.RenderApplyText(w, report) },

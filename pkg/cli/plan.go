@@ -201,6 +201,7 @@ func runPlan(ctx context.Context, s Streams, f *planFlags, src string) error {
 			}
 		}
 	}
+	doc.Warnings = append(doc.Warnings, unusedConfigs(in, f.config)...)
 	for _, r := range results {
 		switch r.Severity {
 		case framework.Error:
