@@ -384,8 +384,10 @@ func (e *tenantE2E) execTokens(t *testing.T) {
 			}
 			n := e.f.auth.Issued(rbacExampleUser) - issued
 			t.Logf("the rollout took %d tokens of 3 s (%s)", n, r.Cmd)
-			if n < 3 {
-				t.Errorf("the rollout took %d tokens of 3 s; its bakes alone last 20 s", n)
+			// kube-apiserver keeps a good answer for a token 10 s: a token
+			// of 3 s serves up to 10 s; the bakes alone last 20 s.
+			if n < 2 {
+				t.Errorf("the rollout took %d token(s) of 3 s, want new ones during its 20 s of bakes", n)
 			}
 			if strings.Contains(r.Stderr, "credentials") {
 				t.Errorf("progress mentions credentials:\n%s", r.Stderr)
