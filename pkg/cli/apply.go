@@ -43,6 +43,7 @@ type applyFlags struct {
 	adoptCluster     bool
 	clusterReplaced  []string
 	strategy         strategyFlags
+	as               impersonateFlags
 }
 
 var applyFormats = []string{"text", "html", output.JSON}
@@ -107,6 +108,20 @@ no other. A killed run leaves the record it took as applying: a later run that
 finds such a context in sync settles it (one Lease update, refused as a lock
 is, serial kept) in the cluster and in OUT_DIR.
 
+Every request of the run (the identity read, the locks, the inventories,
+the objects, the bakes' reads, the gates' kubernetes provider) acts as
+--as USER (with --as-group and --as-uid), as kubectl's do, else as the
+kubeconfig user entry's as:; the cluster's record and OUT_DIR say who
+applied as whom. A context whose credentials fail while it is read (the
+cluster rejects them with 401, the kubeconfig's exec plugin is missing or
+fails, its token file is missing) refuses the whole run before any write,
+naming the context, the kubeconfig user entry and the cause; an
+unreachable cluster fails its context alone. During the run a 401 is
+retried once with the credentials read again (the exec plugin run again,
+the token file read again); a second 401 fails that context, saying its
+credentials were rejected. A bearer token that is a JWT expiring before
+the rollout's bakes can end is warned about before the run starts.
+
 A move hands off: when an object leaves context A for B (allowMoves), B gets it
 first, and A keeps applying its copy; only once every new copy is Current does
 A apply its new package, which prunes it. If B fails, A keeps its copy, the
@@ -160,7 +175,7 @@ const applyExample = `  # Plan in the pull request, apply to roll out.
 func newApplyCommand(s Streams) *cobra.Command {
 	f := &applyFlags{}
 	cmd := &cobra.Command{
-		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [--lock-timeout DURATION] [--adopt-cluster-state] [--cluster-replaced CONTEXT] [--force-unlock CONTEXT[,CONTEXT...] | --force-unlock-held-by HOLDER] [-o text|json]",
+		Use:     "apply [PKG_DIR | -] --out OUT_DIR [--config FILE] [--name NAME] [--kubeconfig FILE] [--parallel N] [--reconcile-timeout DURATION] [--dry-run] [--allow-mass-prune] [--until-wave NAME] [--on-failure halt|rollback] [--rollback] [--lock-timeout DURATION] [--adopt-cluster-state] [--cluster-replaced CONTEXT] [--force-unlock CONTEXT[,CONTEXT...] | --force-unlock-held-by HOLDER] [--as USER [--as-group GROUP ...] [--as-uid UID]] [--server-side] [--force-conflicts] [--field-manager NAME] [--inventory-policy strict|adopt] [--prune-propagation-policy POLICY] [--prune-timeout DURATION] [-o text|json]",
 		Short:   "Apply every context package to its cluster, with kpt's own live library",
 		Long:    applyLong,
 		Example: applyExample,
@@ -191,6 +206,7 @@ func newApplyCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "accept that this context now reaches another cluster (rebuilt or replaced on purpose); repeat or comma-separate for several")
 	cmd.Flags().StringVarP(&f.output, "output", "o", "text", "report format: text, html (one self-contained page, with the waves' gates) or json")
 	addStrategyFlags(cmd.Flags(), &f.strategy, true)
+	f.as.add(cmd.Flags(), "")
 	return cmd
 }
 
@@ -220,12 +236,15 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string, strateg
 	if f.lockTimeout < 0 {
 		return errors.New("--lock-timeout must be 0 or more")
 	}
+	if err := f.as.check(); err != nil {
+		return err
+	}
 	if len(f.forceUnlock) > 0 || f.forceUnlockBy != "" {
 		out, err := outdir.OpenExisting(f.out)
 		if err != nil {
 			return err
 		}
-		lines, err := apply.ForceUnlock(ctx, out, f.kubeconfig, f.forceUnlock, f.forceUnlockBy)
+		lines, err := apply.ForceUnlock(ctx, out, f.kubeconfig, f.as.impersonation(), f.forceUnlock, f.forceUnlockBy)
 		for _, l := range lines {
 			fmt.Fprintf(s.Err, "shard-router: apply: %s\n", l)
 		}
@@ -247,7 +266,8 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string, strateg
 	defer stop()
 	opts := apply.Options{Kubeconfig: f.kubeconfig, Parallel: f.parallel, ReconcileTimeout: f.reconcileTimeout,
 		DryRun: f.dryRun, Progress: prefixed{s.Err}, UntilWave: f.untilWave, OnFailure: onFailure,
-		LockTimeout: f.lockTimeout, AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced, Strategy: strategy}
+		LockTimeout: f.lockTimeout, AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced, Strategy: strategy,
+		Impersonate: f.as.impersonation()}
 	var report *v1alpha1.ApplyReport
 	if f.rollback {
 		out, err := outdir.OpenExisting(f.out)
@@ -267,6 +287,7 @@ func runApply(ctx context.Context, s Streams, f *applyFlags, src string, strateg
 		if err != nil && !errors.Is(err, apply.ErrRefused) {
 			return err
 		}
+		report.Warnings = append(unusedConfigs(in, f.config), report.Warnings...)
 	}
 	p := output.Printer{Formats: applyFormats, Text: map[string]output.Renderer{
 		"text": func(w io.Writer) error { return output.RenderApplyText(w, report) },

@@ -27,6 +27,12 @@ func TestApplyFlags(t *testing.T) {
 		{"absent kubeconfig", []string{"apply", pkg, "--out", t.TempDir(), "--kubeconfig", "/nonexistent/kubeconfig"}, "/nonexistent/kubeconfig"},
 		// As for plan --previous: a mistyped OUT_DIR is refused, not taken for a first apply.
 		{"absent out", []string{"apply", pkg, "--out", filepath.Join(t.TempDir(), "out")}, "out does not exist"},
+		// As kubectl: a group or UID is impersonated along with a user.
+		{"as-group without as", []string{"apply", pkg, "--out", t.TempDir(), "--as-group", "devs"}, "--as-group and --as-uid need --as"},
+		{"as-uid without as", []string{"apply", pkg, "--out", t.TempDir(), "--as-uid", "42"}, "--as-group and --as-uid need --as"},
+		{"status as-group without as", []string{"status", t.TempDir(), "--as-group", "devs"}, "--as-group and --as-uid need --as"},
+		{"plan as without live", []string{"plan", pkg, "--previous", t.TempDir(), "--as", "team-a"}, "are for plan --live"},
+		{"plan as-group without as", []string{"plan", pkg, "--previous", t.TempDir(), "--live", "--as-group", "devs"}, "--as-group and --as-uid need --as"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer

@@ -42,6 +42,7 @@ type planFlags struct {
 	kubeconfig      string
 	adoptCluster    bool
 	clusterReplaced []string
+	as              impersonateFlags
 	// engine and handoffStatus are split's: a move handed off keeps the
 	// old copies, which plan then does not count as pruned.
 	engine, handoffStatus string
@@ -143,6 +144,7 @@ func newPlanCommand(s Streams) *cobra.Command {
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --live: the kubeconfig file; default: $KUBECONFIG, else ~/.kube/config")
 	cmd.Flags().BoolVar(&f.adoptCluster, "adopt-cluster-state", false, "with --live: as apply's")
 	cmd.Flags().StringSliceVar(&f.clusterReplaced, "cluster-replaced", nil, "with --live: as apply's")
+	f.as.add(cmd.Flags(), "with --live: ")
 	cmd.Flags().StringVar(&f.handoffStatus, "handoff-status", "", "as split's --handoff-status (with --engine flux|argocd|configsync)")
 	addStrategyFlags(cmd.Flags(), &f.strategy, false)
 	return cmd
@@ -152,8 +154,11 @@ func runPlan(ctx context.Context, s Streams, f *planFlags, src string) error {
 	if err := output.Check(f.output, planFormats...); err != nil {
 		return err
 	}
-	if !f.live && (f.kubeconfig != "" || f.adoptCluster || len(f.clusterReplaced) > 0) {
-		return errors.New("--kubeconfig, --adopt-cluster-state and --cluster-replaced are for plan --live")
+	if !f.live && (f.kubeconfig != "" || f.adoptCluster || len(f.clusterReplaced) > 0 || f.as.set()) {
+		return errors.New("--kubeconfig, --adopt-cluster-state, --cluster-replaced and --as are for plan --live")
+	}
+	if err := f.as.check(); err != nil {
+		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -209,6 +214,7 @@ func runPlan(ctx context.Context, s Streams, f *planFlags, src string) error {
 			}
 		}
 	}
+	doc.Warnings = append(doc.Warnings, unusedConfigs(in, f.config)...)
 	for _, r := range results {
 		switch r.Severity {
 		case framework.Error:

@@ -20,7 +20,7 @@ import (
 // writes nothing to a cluster or to OUT_DIR.
 func checkLive(ctx context.Context, f *planFlags, in *input.Input, cfg *function.Engine, opts plan.Options, doc *v1alpha1.SplitPlan) error {
 	report, err := apply.Run(ctx, in, cfg, apply.Options{Plan: opts, Kubeconfig: f.kubeconfig, CheckOnly: true,
-		AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced, Strategy: f.strategyGiven})
+		AdoptClusterState: f.adoptCluster, ClusterReplaced: f.clusterReplaced, Strategy: f.strategyGiven, Impersonate: f.as.impersonation()})
 	if err != nil && !errors.Is(err, apply.ErrRefused) {
 		return err
 	}

@@ -361,12 +361,30 @@ func configNode(in *input.Input, file string) (*yaml.RNode, error) {
 	return in.Config()
 }
 
+// unusedConfigs are the warnings that --config file replaces a config the
+// input holds: the platform's config is the one used, never the one a
+// package brings, and the package's author is told.
+func unusedConfigs(in *input.Input, file string) []string {
+	if file == "" || in == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range in.ConfigsBesides(file) {
+		out = append(out, fmt.Sprintf("%s is not used: --config %s is the config (a package's own ShardConfig never routes it when --config is given)", c, file))
+	}
+	return out
+}
+
 // loadConfig loads --config FILE, else the input's config; its errors are
-// printed to stderr as the function prints them.
+// printed to stderr as the function prints them, and so are the
+// unusedConfigs warnings.
 func loadConfig(s Streams, in *input.Input, file string) (*function.Engine, error) {
 	node, err := configNode(in, file)
 	if err != nil {
 		return nil, err
+	}
+	for _, w := range unusedConfigs(in, file) {
+		fmt.Fprintf(s.Err, "shard-router: warning: %s\n", w)
 	}
 	cfg, results := function.LoadConfig(node)
 	if len(results) > 0 {

@@ -31,6 +31,8 @@ type statusFlags struct {
 	parallel int
 	// fluxContext is the cluster that holds the Flux Kustomizations.
 	fluxContext string
+	// as is the identity every read acts as (--as).
+	as impersonateFlags
 }
 
 var statusFormats = []string{"table", "markdown", output.HTML, output.JSON, output.YAML}
@@ -94,6 +96,12 @@ RootSync): the inventory is unknown, extras and not applied say unknown,
 the output says so for each context, and such a context is never in sync
 (--detailed-exitcode exits 2).
 
+Every read acts as --as USER (with --as-group and --as-uid), as kubectl's
+do, else as the kubeconfig user entry's as:; the record says whom the last
+apply acted as. A context whose credentials fail (rejected with 401, an
+exec plugin missing or failing) is reported with its kubeconfig user entry
+and the cause.
+
 Contexts are read in parallel (--parallel), each bounded by --timeout;
 objects are read with one list per kind and namespace (a get each when
 there are fewer than 16). A context that cannot be reached is reported as
@@ -126,7 +134,7 @@ const statusExample = `  # Every context of the split output, against the cluste
 func newStatusCommand(s Streams) *cobra.Command {
 	f := &statusFlags{}
 	cmd := &cobra.Command{
-		Use:     "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|html|json|yaml] [--detailed-exitcode] [--timeout DURATION]",
+		Use:     "status OUT_DIR [--kubeconfig FILE] [--context NAME ...] [-o table|markdown|html|json|yaml] [--detailed-exitcode] [--timeout DURATION] [--as USER [--as-group GROUP ...] [--as-uid UID]]",
 		Short:   "Show every cluster's health and drift against what was applied",
 		Long:    statusLong,
 		Example: statusExample,
@@ -142,6 +150,7 @@ func newStatusCommand(s Streams) *cobra.Command {
 	cmd.Flags().DurationVar(&f.timeout, "timeout", status.DefaultTimeout, "how long each context may take")
 	cmd.Flags().IntVar(&f.parallel, "parallel", status.DefaultParallel, "how many contexts are read at once")
 	cmd.Flags().StringVar(&f.fluxContext, "flux-context", "", "for a split for Flux (split --engine flux): the kube context of the management cluster that holds the Kustomizations; default: each context's own cluster")
+	f.as.add(cmd.Flags(), "")
 	return cmd
 }
 
@@ -149,11 +158,14 @@ func runStatus(ctx context.Context, s Streams, f *statusFlags, outDir string) er
 	if err := output.Check(f.output, statusFormats...); err != nil {
 		return err
 	}
+	if err := f.as.check(); err != nil {
+		return err
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	doc, err := status.Run(ctx, status.Options{OutDir: outDir, Kubeconfig: f.kubeconfig, Contexts: f.contexts,
-		Timeout: f.timeout, Parallel: f.parallel, FluxContext: f.fluxContext})
+		Timeout: f.timeout, Parallel: f.parallel, FluxContext: f.fluxContext, Impersonate: f.as.impersonation()})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,6 +69,44 @@ func TestStatusUnreachable(t *testing.T) {
 	code, stdout, _ := execCLI(t, "", "status", out, "--kubeconfig", kubeconfig, "--context", "ctx-01")
 	if code != 1 || !strings.Contains(stdout, "\nctx-01   unreachable  unknown") || strings.Contains(stdout, "ctx-00") {
 		t.Errorf("--context ctx-01 (table): exit %d\n%s", code, stdout)
+	}
+}
+
+// TestStatusCredentialsFailed: a context whose exec plugin is missing is
+// reported with its credentials named (context, kubeconfig user, plugin),
+// not as a cluster it could not reach for no reason; the other context
+// (unreachable) keeps its own error.
+func TestStatusCredentialsFailed(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	if code, _, stderr := execCLI(t, "", "split", copySplitPackage(t), "-o", out); code != 0 {
+		t.Fatalf("split: %s", stderr)
+	}
+	kubeconfig := unreachableKubeconfig(t)
+	plugin := filepath.Join(t.TempDir(), "no-such-plugin")
+	data, err := os.ReadFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	withPlugin := strings.Replace(string(data), "users: [{name: u, user: {token: t}}]",
+		fmt.Sprintf("users: [{name: u, user: {token: t}}, {name: ci, user: {exec: {apiVersion: client.authentication.k8s.io/v1, command: %q, interactiveMode: Never}}}]", plugin), 1)
+	withPlugin = strings.Replace(withPlugin, "{name: ctx-01, context: {cluster: down, user: u}}", "{name: ctx-01, context: {cluster: down, user: ci}}", 1)
+	writeTestFile(t, kubeconfig, withPlugin)
+	code, stdout, stderr := execCLI(t, "", "status", out, "--kubeconfig", kubeconfig, "-o", "json", "--timeout", "20s")
+	var doc v1alpha1.FleetStatus
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil || code != 1 {
+		t.Fatalf("exit %d: %v\n%s%s", code, err, stdout, stderr)
+	}
+	want := fmt.Sprintf(`context "ctx-01": kubeconfig user "ci": exec plugin %s: not found`, plugin)
+	for _, c := range doc.Contexts {
+		if c.Name == "ctx-01" && c.Error != want {
+			t.Errorf("ctx-01: error %q, want %q", c.Error, want)
+		}
+		if c.Name == "ctx-00" && !strings.Contains(c.Error, "connection refused") {
+			t.Errorf("ctx-00: error %q, want its connection refused", c.Error)
+		}
+	}
+	if !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not name ctx-01's plugin:\n%s", stderr)
 	}
 }
 

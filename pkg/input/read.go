@@ -277,6 +277,30 @@ func (in *Input) Config() (*yaml.RNode, error) {
 	return nil, fmt.Errorf("the input holds %d %s resources (%s); keep one, or choose with --config FILE", len(found), v1alpha1.Kind, strings.Join(where, ", "))
 }
 
+// ConfigsBesides describes the configs of the input that --config file
+// replaces, for a warning: the ResourceList's functionConfig and the
+// package's ShardConfigs, but file itself when it is one of them (the
+// package's own config given with --config).
+func (in *Input) ConfigsBesides(file string) []string {
+	given, _ := Resolve(file)
+	var out []string
+	if in.FunctionConfig != nil {
+		out = append(out, "the ResourceList's functionConfig ("+DescribeNode(in.FunctionConfig)+")")
+	}
+	for _, n := range in.kept {
+		if !isShardConfig(n) {
+			continue
+		}
+		if p, _, _ := kioutil.GetFileAnnotations(n); p != "" && in.Dir != "" {
+			if abs, err := Resolve(filepath.Join(in.Dir, p)); err == nil && abs == given {
+				continue
+			}
+		}
+		out = append(out, DescribeNode(n))
+	}
+	return out
+}
+
 // PackageName returns the name of the input package: its root Kptfile's
 // name (or its only Kptfile's), else the directory's name.
 func (in *Input) PackageName() string {

@@ -49,6 +49,9 @@ type FleetContext struct {
 	Digest    string    `json:"digest,omitempty"`
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// AppliedAs is the identity the write impersonated (--as, or the
+	// kubeconfig's as:), "" when none.
+	AppliedAs string `json:"appliedAs,omitempty"`
 	// Outcome is applying (the run did not finish), applied, failed or
 	// "rolled back"; SettledBy and SettledAt name the later run that found
 	// the context in sync after the one that wrote it died applying it,

@@ -355,6 +355,18 @@ func (m *mdWriter) rollout(r *v1alpha1.RolloutSummary) {
 	m.lines(lines, "rollout lines")
 }
 
+// appliedBy is who last applied, and as whom when it impersonated
+// someone: the user only (its groups and UID are in the JSON), so that
+// the row stays short.
+func appliedBy(r *v1alpha1.ContextRecord) string {
+	by := orDash(r.AppliedBy)
+	if r.AppliedAs != "" {
+		user, _, _ := strings.Cut(r.AppliedAs, " (")
+		by += " as " + user
+	}
+	return by
+}
+
 // records is each context's last apply, cluster and lock, for the
 // contexts whose cluster says something, then what a table cell has no
 // room for: the runs that died applying a context, and the records not
@@ -378,7 +390,7 @@ func (m *mdWriter) records(contexts []v1alpha1.ContextStatus) {
 		if r.Error != "" {
 			notes = append(notes, fmt.Sprintf("> :warning: `%s`: record not read in full: %s\n", cell(c.Name), escape(r.Error)))
 		}
-		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s |\n", cell(c.Name), recordSerial(r), outcome, escape(cell(orDash(r.AppliedBy))),
+		rows = append(rows, fmt.Sprintf("| `%s` | %s | %s | %s | %s | %s | %s |\n", cell(c.Name), recordSerial(r), outcome, escape(cell(appliedBy(r))),
 			recordTime(r.AppliedAt), cell(orDash(r.ClusterUID)), lock))
 	}
 	for _, k := range killedNotes(contexts, code) {
@@ -489,7 +501,7 @@ func writeRecordsText(w io.Writer, contexts []v1alpha1.ContextStatus, buf *bytes
 	for _, c := range contexts {
 		if r := c.Record; r != nil {
 			rows = append(rows, row{c.Name, fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t", c.Name, recordSerial(r), recordOutcome(r), recordTime(r.AppliedAt),
-				shortUID(r.ClusterUID), lockCell(r.Lock)), orDash(r.AppliedBy)})
+				shortUID(r.ClusterUID), lockCell(r.Lock)), appliedBy(r)})
 		}
 	}
 	// The columns before APPLIED-BY are as wide in every row: measured once.

@@ -444,3 +444,36 @@ func TestRolloutStatesAndRuns(t *testing.T) {
 		t.Errorf("a run past its bake: %q", got)
 	}
 }
+
+// A record of an apply that impersonated someone (--as, or the
+// kubeconfig's as:) says as whom in every format: the user in the tables
+// (their rows stay short), the whole identity in JSON.
+func TestStatusRecordShowsImpersonation(t *testing.T) {
+	s := recordStatus()
+	s.Contexts[4].Record.AppliedAs = "team-a (groups: deployers; uid: 42)"
+	var table, md, page bytes.Buffer
+	if err := RenderStatusTable(&table, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusMarkdown(&md, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := RenderStatusHTML(&page, s); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"table": table.String(), "markdown": md.String(), "html": page.String()} {
+		if !strings.Contains(out, "carol@laptop pid 7 as team-a") || strings.Contains(out, "deployers") {
+			t.Errorf("the %s does not say carol applied as team-a (and only that):\n%s", name, out)
+		}
+		if strings.Count(out, " as team-a") != 1 {
+			t.Errorf("the %s names the impersonation %d times, want once (eu-shard-04 only)", name, strings.Count(out, " as team-a"))
+		}
+	}
+	doc, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), `"appliedAs":"team-a (groups: deployers; uid: 42)"`) {
+		t.Errorf("the JSON lacks appliedAs:\n%s", doc)
+	}
+}

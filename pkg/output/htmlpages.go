@@ -137,7 +137,7 @@ func (v statusView) writeRecords(p *page) {
 			continue
 		}
 		p.m(`<tr data-record="`).t(row.Name).m(`"><td><code>`).t(row.Name).m(`</code></td><td class="n" data-label="serial">`).t(recordSerial(r)).
-			m(`</td><td data-label="applied by">`).t(orDash(r.AppliedBy)).m(`</td><td data-label="applied at">`).t(recordTime(r.AppliedAt)).
+			m(`</td><td data-label="applied by">`).t(appliedBy(r)).m(`</td><td data-label="applied at">`).t(recordTime(r.AppliedAt)).
 			m(`</td><td data-label="outcome">`)
 		switch {
 		case r.Killed():

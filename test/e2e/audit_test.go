@@ -46,6 +46,10 @@ type auditEvent struct {
 	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	// ImpersonatedUser is whom the request acted as (--as, as:).
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser,omitempty"`
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
@@ -101,6 +105,20 @@ func (e auditEvent) asks() bool {
 // requestsSince are writesSince with the dry runs and access reviews.
 func (a *clusterAPIServer) requestsSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
+	var out []auditEvent
+	for _, e := range a.auditEventsSince(t, mark) {
+		if e.User.Username != "e2e-admin" || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// auditEventsSince are the events a's audit log holds since mark: its
+// write requests, whoever sent them.
+func (a *clusterAPIServer) auditEventsSince(t testing.TB, mark int64) []auditEvent {
+	t.Helper()
 	f, err := os.Open(a.auditLog())
 	if err != nil {
 		t.Fatal(err)
@@ -116,9 +134,6 @@ func (a *clusterAPIServer) requestsSince(t testing.TB, mark int64) []auditEvent 
 		var e auditEvent
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			t.Fatalf("%s: %v", a.auditLog(), err)
-		}
-		if e.User.Username != "e2e-admin" || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
-			continue
 		}
 		out = append(out, e)
 	}

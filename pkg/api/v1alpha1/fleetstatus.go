@@ -182,6 +182,9 @@ type ContextRecord struct {
 	// AppliedBy and AppliedAt say who took the serial, and when.
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// AppliedAs is the identity that apply's requests impersonated (--as,
+	// or the kubeconfig's as:); empty when none.
+	AppliedAs string `json:"appliedAs,omitempty"`
 	// Outcome is applying (the run has not finished, or was killed),
 	// applied, failed or "rolled back". SettledBy and SettledAt name the
 	// later run that found the context in sync after the run that wrote

@@ -89,6 +89,9 @@ type Options struct {
 	// (--server-side, --field-manager, ...; nil fields: not given); they
 	// win over spec.apply (a rollback: over what the rollout recorded).
 	Strategy *v1alpha1.ApplyOptions
+	// Impersonate is who every request acts as (--as, --as-group,
+	// --as-uid); zero: the kubeconfig's user entries, with their as:.
+	Impersonate cluster.Impersonation
 }
 
 // ErrRefused is returned when the run stopped before applying anything.
@@ -124,6 +127,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err != nil {
 		return r.report, err
 	}
+	kc.Impersonate(opts.Impersonate)
 	if err := kc.Require(r.contextNames()); err != nil {
 		return r.report, err
 	}
@@ -134,6 +138,7 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 	if err := r.buildWaves(); err != nil {
 		return r.report, err
 	}
+	r.warnExpiring(kc)
 	if r.fleet, err = newFleet(r.outDir()); err != nil {
 		return r.report, err
 	}
@@ -148,6 +153,10 @@ func Run(ctx context.Context, in *input.Input, cfg *function.Engine, opts Option
 		}
 	}
 	r.prepareAll(ctx, kc)
+	if r.refuseCredentials(r.targets) {
+		r.refused()
+		return r.report, ErrRefused
+	}
 	if r.refuse(ctx) {
 		return r.report, ErrRefused
 	}
@@ -220,6 +229,8 @@ type run struct {
 	record       *outdir.RolloutRecord
 	rollingBack  bool
 	rollbackHeld []v1alpha1.Handoff
+	// afterHalt: the rollback a halt started, after this run wrote.
+	afterHalt bool
 	// massWarned indexes, by context, the plan's mass-deletion warnings
 	// in the report's Warnings: the guard on the live inventory replaces
 	// the one of its context, so that a context is warned once.

@@ -389,7 +389,7 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 // entryOf is OUT_DIR's entry for the record rec a lock of t wrote.
 func entryOf(rec lease.Record, t *target) outdir.FleetContext {
 	return outdir.FleetContext{Serial: rec.Serial, Digest: rec.Digest, AppliedBy: rec.AppliedBy, AppliedAt: rec.AppliedAt,
-		Outcome: rec.Outcome, SettledBy: rec.SettledBy, SettledAt: rec.SettledAt, ClusterUID: rec.ClusterUID, Server: t.identity.Server}
+		AppliedAs: rec.AppliedAs, Outcome: rec.Outcome, SettledBy: rec.SettledBy, SettledAt: rec.SettledAt, ClusterUID: rec.ClusterUID, Server: t.identity.Server}
 }
 
 // lock takes t's lock, checking under it that nobody wrote the cluster
@@ -425,7 +425,7 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 				return lease.Record{}, fmt.Errorf("%s (%s). %s", f.what, found, f.wayOut)
 			}
 			return lease.Record{Serial: cur.Record.Serial + 1, Digest: digest(t), AppliedBy: r.fleet.me.Who(),
-				AppliedAt: time.Now(), Outcome: lease.OutcomeApplying, ClusterUID: t.identity.UID,
+				AppliedAt: time.Now(), AppliedAs: t.kc.As(t.name).String(), Outcome: lease.OutcomeApplying, ClusterUID: t.identity.UID,
 				Owner: owner, OwnerName: r.fleet.record.OwnerName}, nil
 		},
 	})
@@ -504,8 +504,23 @@ func (r *run) unlock(t *target, wrote bool) {
 		}
 	}
 	if err != nil {
-		r.report.Errors = append(r.report.Errors, fmt.Sprintf("context %q: releasing its lock: %v", t.name, err))
+		r.report.Errors = append(r.report.Errors, unreleased(t, l, err))
 	}
+}
+
+// unreleased says that t's lock could not be released (its credentials
+// died, or its cluster went away), and until when it stays held: the
+// next run waits for it (--lock-timeout) or breaks it (--force-unlock).
+func unreleased(t *target, l *lease.Lock, err error) string {
+	if cerr := t.credentials(); cerr != nil {
+		err = cerr
+	}
+	msg := fmt.Sprintf("context %q: releasing its lock: %v", t.name, err)
+	if exp := l.Expires(); !exp.IsZero() {
+		msg += fmt.Sprintf("; Lease %s/%s stays held by this run until it expires at %s (%s after its last renewal): a rerun waits for it with --lock-timeout %s, or apply --force-unlock %s breaks it at once",
+			t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name()), exp.UTC().Format(time.RFC3339), lease.Duration, lease.Duration, t.name)
+	}
+	return msg
 }
 
 // unlockAll releases every lock this run took.

@@ -85,7 +85,13 @@ func (r *run) measure(ctx context.Context, w *wave, run *gate.Run) {
 }
 
 // measureDue takes t's due measurements, then fails t when a gate failed.
+// A context whose credentials failed is failed for them, not measured: a
+// kubernetes gate would count the 401 as its own error.
 func (r *run) measureDue(ctx context.Context, w *wave, t *target, now time.Time) {
+	if cerr := t.credentials(); cerr != nil {
+		r.failBake(t, cerr)
+		return
+	}
 	for _, run := range w.gates[t] {
 		if run.Due(now) {
 			r.measure(ctx, w, run)

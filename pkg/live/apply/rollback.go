@@ -64,6 +64,7 @@ func Rollback(ctx context.Context, out *outdir.OutDir, opts Options) (*v1alpha1.
 	if err != nil {
 		return nil, err
 	}
+	kc.Impersonate(opts.Impersonate)
 	var names []string
 	for _, c := range rec.Contexts {
 		names = append(names, c.Name)
@@ -142,7 +143,9 @@ func (r *run) rollBack(ctx context.Context, kc *cluster.Kubeconfig) {
 		}
 	}
 	r.prepareEach(ctx, kc, reading, r.prepareRollback)
-	if r.checkFleet() || !r.lockAll(ctx, r.targets) {
+	// After a halt the run already wrote: a context whose credentials
+	// died fails alone, and the others are rolled back.
+	if (!r.afterHalt && r.refuseCredentials(reading)) || r.checkFleet() || !r.lockAll(ctx, r.targets) {
 		for _, t := range r.targets {
 			if !t.failed {
 				t.report.Status, t.report.Error = v1alpha1.ApplySkipped, "the rollback was refused"
@@ -225,6 +228,7 @@ func (r *run) prepareRollback(ctx context.Context, kc *cluster.Kubeconfig, t *ta
 func (r *run) rollBackAfterHalt(ctx context.Context, kc *cluster.Kubeconfig) {
 	rb := rollbackRun(r.opts, r.log, r.record, r.outDir(), newReport(false), r.fleet)
 	rb.strategy = r.strategy
+	rb.afterHalt = true
 	rb.rollBack(ctx, kc)
 	for _, bt := range rb.targets {
 		t := r.target(bt.name)

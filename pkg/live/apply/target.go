@@ -25,7 +25,10 @@ type target struct {
 	// dir is the staged package.
 	dir     string
 	factory cmdutil.Factory
-	pkg     *cluster.Package
+	// kc is the kubeconfig the factory was made from: who the context's
+	// requests act as, and whether its credentials failed.
+	kc  *cluster.Kubeconfig
+	pkg *cluster.Package
 	// objects are the package's objects as kpt identifies them.
 	objects object.ObjMetadataSet
 	live    cluster.LiveInventory
@@ -79,6 +82,7 @@ type target struct {
 
 // fail records that the context failed and says so.
 func (r *run) fail(t *target, err error) {
+	err = t.blame(err)
 	t.fail(err)
 	r.log.printf(t.name, "failed: %v", err)
 }
@@ -127,7 +131,7 @@ func (r *run) prepare(ctx context.Context, kc *cluster.Kubeconfig, t *target) er
 // package OUT_DIR holds for the context; pkgErr words an error reading
 // t.dir's package.
 func (r *run) load(ctx context.Context, kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) error {
-	t.factory = kc.Factory(t.name)
+	t.factory, t.kc = kc.Factory(t.name), kc
 	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
 	if err != nil {
 		return pkgErr(err)

@@ -23,8 +23,9 @@ import (
 // the holder as lock errors do, or its run id alone), of the given
 // contexts, or of every context of OUT_DIR when none is given: a lock
 // another run took since is left alone. It returns a line per context, in
-// the order asked, saying whose lock it broke or why it broke none.
-func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig string, contexts []string, heldBy string) ([]string, error) {
+// the order asked, saying whose lock it broke or why it broke none. as is
+// who its requests act as (--as).
+func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig string, as cluster.Impersonation, contexts []string, heldBy string) ([]string, error) {
 	if len(contexts) == 0 {
 		if heldBy == "" {
 			return nil, errors.New("--force-unlock needs a context")
@@ -48,6 +49,7 @@ func ForceUnlock(ctx context.Context, out *outdir.OutDir, kubeconfig string, con
 	if err != nil {
 		return nil, err
 	}
+	kc.Impersonate(as)
 	if err := kc.Require(contexts); err != nil {
 		return nil, err
 	}

@@ -395,6 +395,7 @@ func mapKeys[V any](m map[*target]V) []*target {
 // failBake fails a context whose health was lost while its wave baked;
 // the loss is one of its failures too.
 func (r *run) failBake(t *target, err error) {
+	err = t.blame(err)
 	t.report.Failures = append(t.report.Failures, err.Error())
 	r.fail(t, err)
 }

@@ -287,8 +287,9 @@ func TestFactoryAsksAboutFlowControlOnce(t *testing.T) {
 
 // TestFactoryFromTheLoadedKubeconfig: each context's factory gives the REST
 // config kubectl's ConfigFlags give for that context, from the kubeconfig
-// read once: its server, credentials and TLS settings; and one discovery
-// client, kept for the factory's life.
+// read once: its server, and its credentials and TLS settings in the
+// context's transport; and one discovery client, kept for the factory's
+// life.
 func TestFactoryFromTheLoadedKubeconfig(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config")
 	writeFile(t, path, kubeconfig)
@@ -308,9 +309,10 @@ func TestFactoryFromTheLoadedKubeconfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Host != want.Host || got.BearerToken != want.BearerToken || got.TLSClientConfig.Insecure != want.TLSClientConfig.Insecure ||
-			string(got.TLSClientConfig.CAData) != string(want.TLSClientConfig.CAData) || got.TLSClientConfig.CAFile != want.TLSClientConfig.CAFile {
-			t.Errorf("%s: REST config %s (token %q), ConfigFlags give %s (token %q)", name, got.Host, got.BearerToken, want.Host, want.BearerToken)
+		// The credentials and TLS settings are in the context's transport
+		// (credentials_test.go sends requests through it).
+		if got.Host != want.Host || got.Transport != k.Credentials(name) || k.Credentials(name) == nil {
+			t.Errorf("%s: REST config %s with transport %T, ConfigFlags give %s; want the context's credentials' transport", name, got.Host, got.Transport, want.Host)
 		}
 		if got.UserAgent != cluster.UserAgent {
 			t.Errorf("%s: user agent %q, want %q", name, got.UserAgent, cluster.UserAgent)

@@ -35,6 +35,10 @@ type contextGetter struct {
 	loader clientcmd.ClientConfig
 	wrap   func(*rest.Config) *rest.Config
 	shared *sharedDiscovery
+	// credentials are the context's, made from its first REST config;
+	// configError words an error building that config.
+	credentials func(*rest.Config) *Credentials
+	configError func(error) error
 }
 
 // sharedDiscovery is the discovery client and REST mapper of one cluster
@@ -50,10 +54,14 @@ type sharedDiscovery struct {
 
 func (g *contextGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig { return g.loader }
 
-// ToRESTConfig is the context's config, throttled as kpt throttles it.
+// ToRESTConfig is the context's config, sending through its credentials'
+// transport, throttled as kpt throttles it.
 func (g *contextGetter) ToRESTConfig() (*rest.Config, error) {
 	c, err := g.loader.ClientConfig()
 	if err != nil {
+		return nil, g.configError(err)
+	}
+	if c, err = g.credentials(c).config(c); err != nil {
 		return nil, err
 	}
 	return g.wrap(c), nil

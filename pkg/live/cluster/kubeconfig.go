@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -32,6 +34,12 @@ type Kubeconfig struct {
 	// discovery holds the discovery client and REST mapper of each cluster
 	// and user entry, shared by the contexts that name both (getter.go).
 	discovery sync.Map
+	// as is the impersonation every context's requests carry (--as,
+	// --as-group, --as-uid); zero: the user entries' own as:, if any.
+	as Impersonation
+	// credentials holds each context's Credentials (credentials.go),
+	// made with its first REST config.
+	credentials sync.Map
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows
@@ -112,6 +120,93 @@ func (k *Kubeconfig) Require(contexts []string) error {
 	return &MissingContextError{Missing: missing, Kubeconfig: where, Defined: k.Contexts()}
 }
 
+// Impersonate makes every request of every context act as who (kubectl's
+// --as, --as-group and --as-uid, which take precedence over a user
+// entry's as:). Call it before the first Factory.
+func (k *Kubeconfig) Impersonate(who Impersonation) { k.as = who }
+
+// User is the kubeconfig's user entry of a context ("" when the context
+// names none).
+func (k *Kubeconfig) User(context string) string {
+	if c := k.raw.Contexts[context]; c != nil {
+		return c.AuthInfo
+	}
+	return ""
+}
+
+// Credentials are the context's credentials as its requests use them; nil
+// before its factory built a REST config. Their Failure says why a
+// context's requests fail for want of credentials.
+func (k *Kubeconfig) Credentials(context string) *Credentials {
+	if c, ok := k.credentials.Load(context); ok {
+		return c.(*Credentials)
+	}
+	return nil
+}
+
+// CredentialsFailure is the context's credentials failure, nil when its
+// credentials worked (or were never used).
+func (k *Kubeconfig) CredentialsFailure(context string) *CredentialsError {
+	return k.Credentials(context).Failure()
+}
+
+// As is who the context's requests act as: the flags' impersonation, else
+// its user entry's as:; zero when nobody is impersonated.
+func (k *Kubeconfig) As(context string) Impersonation {
+	if c := k.Credentials(context); c != nil {
+		return c.As()
+	}
+	cfg, err := k.loader(context).ClientConfig()
+	if err != nil {
+		return Impersonation{}
+	}
+	return impersonationOf(cfg)
+}
+
+// loader is kubectl's client config of one context, with the
+// impersonation flags.
+func (k *Kubeconfig) loader(context string) clientcmd.ClientConfig {
+	overrides := &clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults, CurrentContext: context}
+	overrides.AuthInfo.Impersonate = k.as.User
+	overrides.AuthInfo.ImpersonateUID = k.as.UID
+	overrides.AuthInfo.ImpersonateGroups = k.as.Groups
+	return clientcmd.NewNonInteractiveClientConfig(k.raw, context, overrides, nil)
+}
+
+// credentialsOf is the context's Credentials, made from its first REST
+// config cfg.
+func (k *Kubeconfig) credentialsOf(context string, cfg *rest.Config) *Credentials {
+	c := k.Credentials(context)
+	if c != nil && !c.placeholder {
+		return c
+	}
+	made := newCredentials(context, k.User(context), cfg)
+	if c != nil && k.credentials.CompareAndSwap(context, c, made) {
+		return made // the token file that could not be read now can
+	}
+	got, _ := k.credentials.LoadOrStore(context, made)
+	return got.(*Credentials)
+}
+
+// configError words an error of client-go building a context's REST
+// config: a token file that cannot be read (client-go reads it then) is
+// a credentials failure of the context, recorded as such.
+func (k *Kubeconfig) configError(context string, err error) error {
+	user := k.User(context)
+	auth := k.raw.AuthInfos[user]
+	if auth == nil || auth.TokenFile == "" || auth.Token != "" || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	c := newCredentials(context, user, &rest.Config{})
+	c.placeholder = true
+	cerr := &CredentialsError{Context: context, User: user, Cause: fmt.Sprintf("token file %s: not found", auth.TokenFile)}
+	c.failure.Store(cerr)
+	if got, loaded := k.credentials.LoadOrStore(context, c); loaded {
+		got.(*Credentials).failure.Store(cerr)
+	}
+	return cerr
+}
+
 // Factory returns the client factory of one context, built as kpt builds
 // its own (kpt commands/util.NewFactory): what kubectl's config flags give
 // for the context, kpt's client-side throttling (none when the apiserver
@@ -120,13 +215,20 @@ func (k *Kubeconfig) Require(contexts []string) error {
 // (contextGetter); contexts that name the same cluster and user entries
 // share one discovery client and REST mapper, and the apiserver is asked
 // about flow control once per server, for every context that reaches it
-// (see rememberFlowControl).
+// (see rememberFlowControl). Every client of the context sends through
+// its Credentials (credentials.go), built once.
+//
+// The discovery key needs no impersonation: --as applies to every context
+// of the kubeconfig alike, and a user entry's as: is part of the entry.
+// Discovery is the same for every identity anyway (the apiserver does
+// not filter it by RBAC; kubectl's disk cache is per server, not per
+// user), so no identity learns from it what another may do.
 func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	flags := genericclioptions.NewConfigFlags(true)
 	kptutil.UpdateQPS(flags)
-	overrides := &clientcmd.ConfigOverrides{ClusterDefaults: clientcmd.ClusterDefaults, CurrentContext: context}
-	getter := &contextGetter{loader: clientcmd.NewNonInteractiveClientConfig(k.raw, context, overrides, nil),
-		wrap: k.rememberFlowControl(flags.WrapConfigFn), shared: &sharedDiscovery{}}
+	getter := &contextGetter{loader: k.loader(context), wrap: k.rememberFlowControl(flags.WrapConfigFn), shared: &sharedDiscovery{},
+		credentials: func(cfg *rest.Config) *Credentials { return k.credentialsOf(context, cfg) },
+		configError: func(err error) error { return k.configError(context, err) }}
 	if c := k.raw.Contexts[context]; c != nil {
 		shared, _ := k.discovery.LoadOrStore(c.Cluster+"\x00"+c.AuthInfo, getter.shared)
 		getter.shared = shared.(*sharedDiscovery)

@@ -47,6 +47,7 @@ const (
 	DigestAnnotation    = prefix + "package-digest"
 	AppliedByAnnotation = prefix + "applied-by"
 	AppliedAtAnnotation = prefix + "applied-at"
+	AppliedAsAnnotation = prefix + "applied-as"
 	OutcomeAnnotation   = prefix + "outcome"
 	ClusterAnnotation   = prefix + "cluster-uid"
 	OwnerAnnotation     = prefix + "owner"
@@ -94,6 +95,9 @@ type Record struct {
 	// AppliedBy and AppliedAt say who took the serial, and when.
 	AppliedBy string    `json:"appliedBy,omitempty"`
 	AppliedAt time.Time `json:"appliedAt,omitzero"`
+	// AppliedAs is the identity its requests impersonated (--as, or the
+	// kubeconfig's as:), "" when none.
+	AppliedAs string `json:"appliedAs,omitempty"`
 	// Outcome is applying, applied or failed.
 	Outcome string `json:"outcome,omitempty"`
 	// ClusterUID is the cluster's identity (cluster.Identity).
@@ -172,6 +176,7 @@ func stateOf(l *coordinationv1.Lease) (*State, error) {
 	}
 	s.Record.Digest = a[DigestAnnotation]
 	s.Record.AppliedBy = a[AppliedByAnnotation]
+	s.Record.AppliedAs = a[AppliedAsAnnotation]
 	if t, err := time.Parse(time.RFC3339, a[AppliedAtAnnotation]); err == nil {
 		s.Record.AppliedAt = t
 	}
@@ -239,6 +244,7 @@ func setRecord(l *coordinationv1.Lease, rec Record) {
 	set(DigestAnnotation, rec.Digest)
 	set(AppliedByAnnotation, rec.AppliedBy)
 	set(AppliedAtAnnotation, rfc3339(rec.AppliedAt))
+	set(AppliedAsAnnotation, rec.AppliedAs)
 	set(OutcomeAnnotation, rec.Outcome)
 	set(ClusterAnnotation, rec.ClusterUID)
 	set(OwnerAnnotation, rec.Owner)
@@ -874,4 +880,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Expires is when the lock expires unless renewed: Duration after its last
+// renewal that reached the cluster. Ask it once Release or Abandon
+// returned (a run whose credentials died cannot release its lock: it
+// expires then).
+func (l *Lock) Expires() time.Time {
+	if rt := l.lease.Spec.RenewTime; rt != nil {
+		return rt.Add(Duration)
+	}
+	return time.Time{}
 }

@@ -105,7 +105,8 @@ type conn struct {
 }
 
 // connect builds the context's clients and asks the cluster its version:
-// an error means the context is unreachable (or not in the kubeconfig).
+// an error means the context is unreachable (or not in the kubeconfig),
+// or its credentials failed (a *cluster.CredentialsError).
 func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err := fl.kc.Require([]string{name}); err != nil {
 		return nil, err
@@ -120,6 +121,9 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 		return nil, err
 	}
 	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
+		if cerr := fl.kc.CredentialsFailure(name); cerr != nil {
+			return nil, cerr // rejected, or an exec plugin missing or failing
+		}
 		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)

@@ -49,6 +49,7 @@ func contextRecord(st *lease.State, leaseErr error, id cluster.Identity, idErr e
 	if found {
 		rec := st.Record
 		r.Serial, r.Digest, r.AppliedBy, r.Outcome, r.OwnerName = rec.Serial, rec.Digest, rec.AppliedBy, rec.Outcome, rec.OwnerName
+		r.AppliedAs = rec.AppliedAs
 		r.AppliedAt = utcSeconds(rec.AppliedAt)
 		r.SettledBy, r.SettledAt = rec.SettledBy, utcSeconds(rec.SettledAt)
 		if r.ClusterUID == "" {

@@ -54,6 +54,9 @@ type Options struct {
 	// Kustomizations of a split for Flux (the management cluster); ""
 	// reads each context's own (one Flux per cluster).
 	FluxContext string
+	// Impersonate is who every request acts as (--as); zero: the
+	// kubeconfig's user entries, with their as:.
+	Impersonate cluster.Impersonation
 }
 
 func (o *Options) setDefaults() {
@@ -78,6 +81,7 @@ func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 	if err != nil {
 		return nil, err
 	}
+	fl.kc.Impersonate(opts.Impersonate)
 	names := fl.names
 	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Rollout: fl.rollout,
 		Gates: fl.gates, Contexts: make([]v1alpha1.ContextStatus, len(names))}
@@ -121,6 +125,9 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
 	c, err := fl.connect(ctx, name)
 	if err != nil {
+		// A cluster that rejected the credentials was reached.
+		var cerr *cluster.CredentialsError
+		st.Reachable = errors.As(err, &cerr) && cerr.Rejected()
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
