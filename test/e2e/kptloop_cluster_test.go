@@ -44,6 +44,26 @@ func TestFromTheKptLoop(t *testing.T) {
 	})
 }
 
+// strategyE2E is two clusters, A and B, with an admin kubeconfig.
+type strategyE2E struct {
+	dir string
+	e   *clusterE2E
+}
+
+func startStrategyFleet(t *testing.T) *strategyE2E {
+	t.Helper()
+	start := time.Now()
+	p := &strategyE2E{dir: t.TempDir()}
+	creds := clusterNewCreds(t, p.dir)
+	api := clusterStartFleet(t, p.dir, creds, "A", "B")
+	p.e = &clusterE2E{bin: shardRouter(t), kpt: toolPath(t, "kpt"), names: []string{"A", "B"},
+		kubeconfig: filepath.Join(p.dir, "kubeconfig"),
+		clusters:   map[string]*clusterState{"A": {Name: "A", API: api["A"]}, "B": {Name: "B", API: api["B"]}}}
+	clusterWriteKubeconfig(t, p.e.kubeconfig, creds.Token, api["A"], api["B"])
+	t.Logf("clusters ready after %s", time.Since(start).Round(time.Second))
+	return p
+}
+
 type kptLoopE2E struct {
 	*strategyE2E
 	// loop are the kpt packages of the loop, by context.

@@ -518,6 +518,17 @@ func (f *tenantFleet) writesSince(t testing.TB, marks map[string]int64) map[stri
 	return out
 }
 
+// requestsSince are writesSince with the dry runs and access reviews: what
+// every cluster was asked, as well as written.
+func (f *tenantFleet) requestsSince(t testing.TB, marks map[string]int64) map[string][]auditEvent {
+	t.Helper()
+	out := map[string][]auditEvent{}
+	for _, n := range f.names {
+		out[n] = f.api[n].anyRequestsSince(t, marks[n])
+	}
+	return out
+}
+
 // requireNoWrites fails when any cluster received a write since marks,
 // shard-router's Leases included.
 func (f *tenantFleet) requireNoWrites(t testing.TB, what string, marks map[string]int64) {
@@ -542,14 +553,26 @@ func (f *tenantFleet) requireNoObjectWrites(t testing.TB, what string, marks map
 }
 
 // anyWritesSince are the writes a received since mark from anyone but
-// its own components; a server-side dry run (dryRun=All: status' drift
-// check) persists nothing and is not one.
+// its own components; a server-side dry run (status' drift check, apply's
+// preflight) and an access review persist nothing and are not ones.
 func (a *clusterAPIServer) anyWritesSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
 	var out []auditEvent
+	for _, e := range a.anyRequestsSince(t, mark) {
+		if !e.asks() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// anyRequestsSince are anyWritesSince with the dry runs and access
+// reviews.
+func (a *clusterAPIServer) anyRequestsSince(t testing.TB, mark int64) []auditEvent {
+	t.Helper()
+	var out []auditEvent
 	for _, e := range a.auditEventsSince(t, mark) {
-		if strings.HasPrefix(e.User.Username, "system:") || strings.HasPrefix(e.UserAgent, "kube-controller-manager") ||
-			strings.Contains(e.RequestURI, "dryRun=All") {
+		if strings.HasPrefix(e.User.Username, "system:") || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
 			continue
 		}
 		out = append(out, e)

@@ -49,6 +49,10 @@ func TestTenants(t *testing.T) {
 		{"ImpersonatedApply", e.impersonatedApply},
 		{"ImpersonatedStatusAndPlan", e.statusAndPlan},
 		{"ImpersonatedNoChangeNoWrite", e.noChange},
+		{"PreflightAsksOnlyWhatChanges", e.asksOnlyWhatChanges},
+		{"AnotherTenantsNamespaceRefused", e.otherTenantRefused},
+		{"ClusterRoleBindingRefused", e.clusterRoleBindingRefused},
+		{"AdmissionPolicyRefused", e.policyRefused},
 		{"ImpersonatedRolloutAndRollback", e.rolloutAndRollback},
 		{"ImpersonatedForceUnlock", e.forceUnlock},
 		{"KubeconfigAs", e.kubeconfigAs},
@@ -399,12 +403,12 @@ func (e *tenantE2E) execTokens(t *testing.T) {
 // refusedBeforeAnyWrite runs apply with kubeconfig and a change: it must
 // be refused, its one error starting with want, with no write to any
 // cluster (not even a lock); plan --live and apply --dry-run say the same.
-func (e *tenantE2E) refusedBeforeAnyWrite(t *testing.T, kubeconfig, want string) {
+func (e *tenantE2E) refusedBeforeAnyWrite(t *testing.T, kubeconfig, want string, args ...string) {
 	t.Helper()
 	v := e.change(t)
 	before := e.liveValues(t)
 	marks := e.f.auditMarks(t)
-	r := e.apply(t, kubeconfig)
+	r := e.apply(t, kubeconfig, args...)
 	if r.ExitCode != 1 || len(r.report.Errors) != 1 || !strings.HasPrefix(r.report.Errors[0], want) {
 		t.Errorf("apply: exit %d, errors %q; want 1 and one error %q", r.ExitCode, r.report.Errors, want)
 	}
@@ -414,11 +418,12 @@ func (e *tenantE2E) refusedBeforeAnyWrite(t *testing.T, kubeconfig, want string)
 			t.Errorf("context %s: %d applied, want none", c.Name, c.Applied)
 		}
 	}
-	dry := e.apply(t, kubeconfig, "--dry-run")
+	t.Logf("refused: %s", r.report.Errors)
+	dry := e.apply(t, kubeconfig, append([]string{"--dry-run"}, args...)...)
 	if dry.ExitCode != 1 || !slices.ContainsFunc(dry.report.Errors, func(s string) bool { return strings.HasPrefix(s, want) }) {
 		t.Errorf("apply --dry-run: exit %d, errors %q; want 1 and %q", dry.ExitCode, dry.report.Errors, want)
 	}
-	plan := runCmd(t, cmdSpec{}, e.bin, "plan", e.pkg, "--previous", e.out, "--config", e.config, "--live", "--kubeconfig", kubeconfig, "-o", "json")
+	plan := runCmd(t, cmdSpec{}, e.bin, append([]string{"plan", e.pkg, "--previous", e.out, "--config", e.config, "--live", "--kubeconfig", kubeconfig, "-o", "json"}, args...)...)
 	var p v1alpha1.SplitPlan
 	if err := json.Unmarshal([]byte(plan.Stdout), &p); err != nil || plan.ExitCode != 1 || !slices.ContainsFunc(p.Errors, func(s string) bool { return strings.HasPrefix(s, want) }) {
 		t.Errorf("plan --live: exit %d, %v, errors %q; want 1 and %q", plan.ExitCode, err, p.Errors, want)
@@ -504,4 +509,126 @@ func (e *tenantE2E) revokedDuringBake(t *testing.T) {
 	if got := e.liveValues(t); got != [2]string{v, v} {
 		t.Errorf("values %v after the rerun, want %s in both", got, v)
 	}
+}
+
+// asksOnlyWhatChanges: a no-change apply asks the clusters nothing (no
+// dry run, no access review), and one changed object costs one dry run in
+// its cluster and no request in the other (issue 41's preflight).
+func (e *tenantE2E) asksOnlyWhatChanges(t *testing.T) {
+	marks := e.f.auditMarks(t)
+	e.mustApply(t, e.ci, v1alpha1.ApplyUnchanged, asTenant...)
+	for ctx, evs := range e.f.requestsSince(t, marks) {
+		if len(evs) > 0 {
+			t.Errorf("%s: a no-change apply sent %d request(s) that write or ask: %v", ctx, len(evs), evs)
+		}
+	}
+	p := filepath.Join(e.pkg, "data.yaml")
+	text := clusterReadFile(t, p)
+	i := strings.Index(text, "  value: ")
+	end := strings.Index(text[i:], "\n")
+	writeFile(t, p, text[:i]+"  value: \"b-only\""+text[i+end:])
+	marks = e.f.auditMarks(t)
+	r := e.apply(t, e.ci, asTenant...)
+	if r.ExitCode != 0 {
+		t.Fatalf("one change in B:\n%s", r.result)
+	}
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyUnchanged, "B": v1alpha1.ApplyApplied})
+	asked := e.f.requestsSince(t, marks)
+	if len(asked["A"]) > 0 {
+		t.Errorf("A, unchanged, was asked or written: %v", asked["A"])
+	}
+	var dry []auditEvent
+	for _, ev := range asked["B"] {
+		if strings.Contains(ev.RequestURI, "dryRun=All") {
+			dry = append(dry, ev)
+		}
+	}
+	if len(dry) != 1 || !strings.Contains(dry[0].RequestURI, "/namespaces/team-a-data/configmaps/settings") {
+		t.Errorf("B: want one dry run, of settings; got %v", dry)
+	}
+	writeFile(t, p, text)
+	if r := e.apply(t, e.ci, asTenant...); r.ExitCode != 0 {
+		t.Fatalf("back to the package:\n%s", r.result)
+	}
+}
+
+// withExtra runs refusedBeforeAnyWrite with a file added to the tenant's
+// package, then takes it away.
+func (e *tenantE2E) withExtra(t *testing.T, file, content, want string) {
+	t.Helper()
+	p := filepath.Join(e.pkg, file)
+	writeFile(t, p, content)
+	e.refusedBeforeAnyWrite(t, e.ci, want, asTenant...)
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// otherTenantRefused: a ConfigMap in another tenant's namespace (team-b,
+// made from the same RBAC package) is refused before any write, with
+// RBAC's own words, a change for both clusters riding along.
+func (e *tenantE2E) otherTenantRefused(t *testing.T) {
+	e.f.createTenant(t, tenantSpec{Name: "team-b", User: "team-b-deployer", Inventory: "team-b",
+		Namespaces: map[string][]string{"A": {"team-b-web"}, "B": {"team-b-data"}}})
+	e.withExtra(t, "intruder.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: intruder\n  namespace: team-b-data\n  labels: {shard: b}\ndata: {value: x}\n",
+		`context "B": create ConfigMap team-b-data/intruder refused: configmaps is forbidden: User "`+rbacExampleUser+`" cannot create resource "configmaps" in API group "" in the namespace "team-b-data"`)
+}
+
+// clusterRoleBindingRefused: a ClusterRoleBinding, which the tenant's
+// rights do not reach, is refused before any write.
+func (e *tenantE2E) clusterRoleBindingRefused(t *testing.T) {
+	e.withExtra(t, "crb.yaml", `apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: team-a-escalates
+  labels: {shard: a}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: `+rbacExampleUser+`}]
+`, `context "A": create ClusterRoleBinding.rbac.authorization.k8s.io team-a-escalates refused: clusterrolebindings.rbac.authorization.k8s.io is forbidden: User "`+rbacExampleUser+`" cannot create resource "clusterrolebindings"`)
+}
+
+// denyLabelled is a ValidatingAdmissionPolicy of A's: no ConfigMap in
+// team-a-web may carry the label forbidden, which RBAC alone allows.
+const denyLabelled = `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: no-forbidden-configmaps}
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+  validations:
+  - expression: "!has(object.metadata.labels) || !('forbidden' in object.metadata.labels)"
+    message: "team-a's ConfigMaps may not be labelled forbidden (policy no-forbidden-configmaps)"
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: no-forbidden-configmaps}
+spec:
+  policyName: no-forbidden-configmaps
+  validationActions: [Deny]
+  matchResources:
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: team-a-web}
+`
+
+// policyRefused: an object that RBAC allows and A's admission policy
+// denies is refused before any write, with the policy's message.
+func (e *tenantE2E) policyRefused(t *testing.T) {
+	apiA := e.f.api["A"]
+	apiA.applyYAML(t, denyLabelled)
+	// The policy takes effect once the apiserver has read it.
+	probe := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"probe","namespace":"team-a-web","labels":{"forbidden":"yes"}}}`)
+	clusterWait(t, apiA.proc, "the admission policy", func() error {
+		code, body, err := apiA.do("POST", "/api/v1/namespaces/team-a-web/configmaps?dryRun=All", "application/json", probe)
+		if err != nil || code != 422 && code != 403 {
+			return fmt.Errorf("not denied yet: %d %v %s", code, err, body)
+		}
+		return nil
+	})
+	e.withExtra(t, "labelled.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: labelled\n  namespace: team-a-web\n  labels: {shard: a, forbidden: \"yes\"}\ndata: {value: x}\n",
+		`context "A": create ConfigMap team-a-web/labelled refused: configmaps "labelled" is forbidden: ValidatingAdmissionPolicy 'no-forbidden-configmaps' with binding 'no-forbidden-configmaps' denied request: team-a's ConfigMaps may not be labelled forbidden (policy no-forbidden-configmaps)`)
 }
