@@ -32,6 +32,10 @@ type Kubeconfig struct {
 	// discovery holds the discovery client and REST mapper of each cluster
 	// and user entry, shared by the contexts that name both (getter.go).
 	discovery sync.Map
+	// shared holds what is read once for the contexts that name the same
+	// cluster and user entries: the cluster's identity, status' probe
+	// (identity.go).
+	shared sync.Map
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows
