@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -99,14 +98,27 @@ type conn struct {
 	factory   cmdutil.Factory
 	dynamic   dynamic.Interface
 	mapper    meta.RESTMapper
-	// clients and server read the context's identity and Lease.
-	clients kubernetes.Interface
+	// clients and server probe the cluster and read the context's
+	// identity and Lease.
+	clients *cluster.ReadClients
 	server  string
 }
 
 // connect builds the context's clients and asks the cluster its version:
 // an error means the context is unreachable (or not in the kubeconfig).
 func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
+	c, err := fl.clients(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.probe(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// clients builds the context's clients, asking the cluster nothing.
+func (fl *fleet) clients(name string) (*conn, error) {
 	if err := fl.kc.Require([]string{name}); err != nil {
 		return nil, err
 	}
@@ -115,11 +127,8 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := cluster.NewReadClients(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
 		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -130,8 +139,14 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: cluster.MemoMapper(mapper),
-		clients: cs, server: cfg.Host}, nil
+	// The inventory is read with this dynamic client too.
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: cluster.WithDynamic(f, dyn, nil), dynamic: dyn,
+		mapper: cluster.MemoMapper(mapper), clients: cs, server: cfg.Host}, nil
+}
+
+// probe asks the cluster its version: an error means it is unreachable.
+func (c *conn) probe(ctx context.Context) error {
+	return c.clients.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 }
 
 // readInventory reads the objects the context's live ResourceGroup lists;
