@@ -45,7 +45,17 @@ bench-locks: tools-kpt tools-cluster ## an apply that changes every context, wit
 	rm -rf $(BIN)/locks-base-src
 	BASE_BIN=$(BIN)/shard-router-locks-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyLocks' -benchtime 1x -timeout 30m ./test/e2e/
 
-.PHONY: bench-fleet
+.PHONY: bench-fleet bench-fleet-base
 BENCH_FLEET_SIZES ?= 16,64,256
-bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status, plan, split, a rollout; wall, CPU, peak RSS; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
+bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status (BENCH_FLEET_ROUNDS=3 runs each of no change and status), plan, split, a rollout; wall, CPU, peak RSS, the clusters' CPU; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
 	BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 60m ./test/e2e/
+
+# FLEET_BASE is the last commit before issue 43's reads at once.
+FLEET_BASE ?= 16b7936
+
+bench-fleet-base: tools-kpt tools-cluster ## bench-fleet with the shard-router of FLEET_BASE (default: before issue 43) and the working tree's side by side on the same fleets, alternating, and their 256-vs-16 ratios against the bounds; BENCH_FLEET_SIZES=16,256 for the two ends
+	rm -rf $(BIN)/fleet-base-src && mkdir -p $(BIN)/fleet-base-src
+	git archive $(FLEET_BASE) | tar -x -C $(BIN)/fleet-base-src
+	cd $(BIN)/fleet-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-fleet-base ./cmd/shard-router
+	rm -rf $(BIN)/fleet-base-src
+	BASE_BIN=$(BIN)/shard-router-fleet-base BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 90m ./test/e2e/
