@@ -29,8 +29,9 @@ import (
 // Contexts of one kubeconfig that name the same cluster and user entries
 // reach the same server with the same credentials: they share one REST
 // config, one discovery client and one REST mapper (shared), as one
-// context's factory shares them among its own callers. A fleet of many contexts
-// on one cluster then reads discovery once per run, not once per context.
+// context's factory shares them among its own callers. A fleet of many
+// contexts on one cluster then reads discovery once per run, not once per
+// context.
 type contextGetter struct {
 	loader clientcmd.ClientConfig
 	wrap   func(*rest.Config) *rest.Config
