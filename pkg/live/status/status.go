@@ -115,14 +115,14 @@ func checkWithin(ctx context.Context, fl *fleet, name string, opts Options) v1al
 // checkContext reads one context: it probes the cluster and asks who it
 // is (refusing another cluster than OUT_DIR recorded), then reads the
 // package, the context's Lease, the live inventory, every object of
-// either, their health and their drift. The probe, the identity, the
-// package and, as soon as the package names them, the Lease and the
-// inventory are read at once (readContext); the objects only once the
-// identity is checked. The outcome is the one of the same reads one
-// after another: an unreachable cluster is reported with the probe's
-// error alone, whatever else was read. The probe and the identity are
-// asked once for the contexts that name the same cluster and user
-// entries of the kubeconfig (cluster.SharedProbe, SharedIdentity).
+// either, their health and their drift. The probe, the identity and the
+// package are read at once, the Lease and the inventory as soon as the
+// package names them and the probe answered (readContext), the objects
+// once the identity is checked. The outcome is the one of the same reads
+// one after another: an unreachable cluster is reported with the probe's
+// error alone (its Lease and inventory are not read). The probe and the
+// identity are asked once for the contexts that name the same cluster and
+// user entries of the kubeconfig (cluster.SharedProbe, SharedIdentity).
 func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1alpha1.ContextStatus {
 	st := v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
 		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
@@ -131,17 +131,19 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
-	probed := make(chan error, 1)
-	go func() { probed <- fl.kc.SharedProbe(ctx, name, func() error { return c.probe(ctx) }) }()
-	read := make(chan *contextReads, 1)
-	go func() { read <- fl.readContext(ctx, c) }()
-	if err := <-probed; err != nil {
-		// Unreachable: what the other reads meet is theirs to finish.
-		st.Error = contextError(ctx, err, opts.Timeout)
+	probed := make(chan struct{})
+	var probeErr error
+	go func() {
+		defer close(probed)
+		probeErr = fl.kc.SharedProbe(ctx, name, func() error { return c.probe(ctx) })
+	}()
+	reached := func() bool { <-probed; return probeErr == nil }
+	rd := fl.readContext(ctx, c, reached)
+	if !reached() {
+		st.Error = contextError(ctx, probeErr, opts.Timeout)
 		return st
 	}
 	st.Reachable = true
-	rd := <-read
 	id, idErr := rd.id, rd.idErr
 	if err := checkIdentity(name, fl.record.Context(name), id, idErr); err != nil {
 		st.Record = contextRecord(nil, nil, id, nil, time.Now())
@@ -217,9 +219,11 @@ type contextReads struct {
 }
 
 // readContext reads the cluster's identity and, at the same time, the
-// context's package, then its Lease and its live inventory at once (not
-// for a split for a GitOps engine, which has neither).
-func (fl *fleet) readContext(ctx context.Context, c *conn) *contextReads {
+// context's package, then, once reached says the probe found the cluster,
+// its Lease and its live inventory at once (not for a split for a GitOps
+// engine, which has neither). It returns once every read it began ended:
+// none is left to log once the command is done.
+func (fl *fleet) readContext(ctx context.Context, c *conn, reached func() bool) *contextReads {
 	rd := &contextReads{}
 	var reads sync.WaitGroup
 	defer reads.Wait()
@@ -230,7 +234,7 @@ func (fl *fleet) readContext(ctx context.Context, c *conn) *contextReads {
 		rd.pkg, rd.pkgErr = cluster.ReadObjects(c.factory, c.name, c.dir)
 		return rd
 	}
-	if rd.pkg, rd.pkgErr = cluster.ReadPackage(c.factory, c.name, c.dir); rd.pkgErr != nil {
+	if rd.pkg, rd.pkgErr = cluster.ReadPackage(c.factory, c.name, c.dir); rd.pkgErr != nil || !reached() {
 		return rd
 	}
 	inv := rd.pkg.Inventory
