@@ -8,6 +8,12 @@ import (
 	"github.com/shard-router/shard-router/pkg/cli"
 )
 
+// atExit runs before the process exits (a build with -tags pprof stops
+// its CPU profile there).
+var atExit = func() {}
+
 func main() {
-	os.Exit(cli.Main(cli.StandardStreams(), os.Args[1:]))
+	code := cli.Main(cli.StandardStreams(), os.Args[1:])
+	atExit()
+	os.Exit(code)
 }

@@ -35,19 +35,26 @@ bench-rollout: tools-kpt tools-cluster ## a change rolled out in two waves minus
 bench-gates: tools-cluster ## a rollout whose canary has 3 gates (prometheus, http, kubernetes) minus its bake, vs the same rollout without gates, at most 1.1: 600 objects, 3 real clusters, a real Prometheus (issue 34)
 	go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkRolloutGates' -benchtime 1x -timeout 30m ./test/e2e/
 
+# build-base builds the shard-router of git revision $(1) into
+# $(BIN)/shard-router-$(2), from a copy of that revision's tree: what a
+# before/after benchmark runs as BASE_BIN.
+define build-base
+rm -rf $(BIN)/$(2)-src && mkdir -p $(BIN)/$(2)-src
+	git archive $(1) | tar -x -C $(BIN)/$(2)-src
+	cd $(BIN)/$(2)-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-$(2) ./cmd/shard-router
+	rm -rf $(BIN)/$(2)-src
+endef
+
 # LOCKS_BASE is the last commit before issue 35's locks and stale checks.
 LOCKS_BASE ?= c9fc3cc
 
 bench-locks: tools-kpt tools-cluster ## an apply that changes every context, with the fleet's locks and stale checks vs LOCKS_BASE without them: 2 real clusters (issue 35)
-	rm -rf $(BIN)/locks-base-src && mkdir -p $(BIN)/locks-base-src
-	git archive $(LOCKS_BASE) | tar -x -C $(BIN)/locks-base-src
-	cd $(BIN)/locks-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-locks-base ./cmd/shard-router
-	rm -rf $(BIN)/locks-base-src
+	$(call build-base,$(LOCKS_BASE),locks-base)
 	BASE_BIN=$(BIN)/shard-router-locks-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkApplyLocks' -benchtime 1x -timeout 30m ./test/e2e/
 
-.PHONY: bench-fleet
+.PHONY: bench-fleet bench-fleet-base
 BENCH_FLEET_SIZES ?= 16,64,256
-bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status, plan, split, a rollout; wall, CPU, peak RSS; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
+bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status (BENCH_FLEET_ROUNDS=3 runs each of no change and status), plan, split, a rollout; wall, CPU, peak RSS, the clusters' CPU; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 7 minutes
 	BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 60m ./test/e2e/
 
 # PREFLIGHT_BASE is the last commit before issue 41's preflight (every
@@ -55,8 +62,12 @@ bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 
 PREFLIGHT_BASE ?= 16b7936
 
 bench-preflight: tools-kpt tools-cluster ## apply with the preflight vs PREFLIGHT_BASE without it (create, no change, one object changed per context, every object changed), and server-side vs client-side apply beside kpt's own: ~1,000 objects, 2 real clusters (issues 41, 42)
-	rm -rf $(BIN)/preflight-base-src && mkdir -p $(BIN)/preflight-base-src
-	git archive $(PREFLIGHT_BASE) | tar -x -C $(BIN)/preflight-base-src
-	cd $(BIN)/preflight-base-src && CGO_ENABLED=0 go build -trimpath -o $(BIN)/shard-router-preflight-base ./cmd/shard-router
-	rm -rf $(BIN)/preflight-base-src
+	$(call build-base,$(PREFLIGHT_BASE),preflight-base)
 	BASE_BIN=$(BIN)/shard-router-preflight-base go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkPreflight' -benchtime 1x -timeout 30m ./test/e2e/
+
+# FLEET_BASE is the last commit before issue 43's reads at once.
+FLEET_BASE ?= 16b7936
+
+bench-fleet-base: tools-kpt tools-cluster ## bench-fleet with the shard-router of FLEET_BASE (default: before issue 43) and the working tree's side by side on the same fleets, alternating, and their 256-vs-16 ratios against the bounds; BENCH_FLEET_SIZES=16,256 for the two ends
+	$(call build-base,$(FLEET_BASE),fleet-base)
+	BASE_BIN=$(BIN)/shard-router-fleet-base BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 90m ./test/e2e/

@@ -26,14 +26,17 @@ import (
 // While the files are rendered, a file counts as unchanged when the scan
 // read these very bytes from it, or, for a file not scanned, when the disk
 // holds them. Just before its swap would be, each such context is checked
-// on disk again (verify): a file is read, or found unchanged since the
-// scan by its inode and times (outdir.PrevContext.Unchanged). A context
+// on disk again (verify): a file is read, or found unchanged by its inode
+// and times since the scan (outdir.PrevContext.Unchanged) or since it was
+// compared (outdir.Stamp). A context
 // that changed in between is written and swapped after all, so that, as
 // before, OUT_DIR holds what split computed at the moment of the swap.
 type kept struct {
 	ctx map[*Package]*keptContext
-	// mode is the mode split's files have (fileMode less the umask).
+	// mode is the mode split's files have (fileMode less the umask); ref
+	// is a file split just wrote, which stamps the files compared.
 	mode fs.FileMode
+	ref  fs.FileInfo
 	// heldBytes is what every context holds in memory (see keptContext).
 	heldBytes atomic.Int64
 }
@@ -53,9 +56,12 @@ type keptContext struct {
 	held  []heldFile
 	// sums are the hashes of the files split renders, and scanned tells
 	// those the scan read as they are rendered, for verify; each writer
-	// sets its own file's.
+	// sets its own file's, and its stamp when it compared it on disk.
 	sums    [][sha256.Size]byte
 	scanned []bool
+	stamps  []outdir.Stamp
+	// marker is the stamp of the context's marker, as newKept compared it.
+	marker outdir.Stamp
 }
 
 type heldFile struct {
@@ -68,14 +74,26 @@ type heldFile struct {
 // byte the one split writes. mode is the mode of a file split just wrote.
 // It is nil when there is none.
 func newKept(d *outdir.OutDir, pkgs []*Package, mode fs.FileMode) *kept {
-	k := &kept{ctx: map[*Package]*keptContext{}, mode: mode}
+	return keptAfter(d, pkgs, mode, nil)
+}
+
+// keptAfter is newKept, the files compared being stamped (outdir.StampOf)
+// after written, the Lstat of a file split just wrote, so that verify need
+// not read them again; nil stamps nothing.
+func keptAfter(d *outdir.OutDir, pkgs []*Package, mode fs.FileMode, written fs.FileInfo) *kept {
+	k := &kept{ctx: map[*Package]*keptContext{}, mode: mode, ref: written}
 	for _, pkg := range pkgs {
 		pc := d.Context(pkg.Context)
-		if pc == nil || !pc.OnlyListed() || !slices.Equal(pc.Files, pkg.paths()) || !k.markerKept(pkg, pc) {
+		if pc == nil || !pc.OnlyListed() || !slices.Equal(pc.Files, pkg.paths()) {
+			continue
+		}
+		marker, ok := k.markerKept(pkg, pc, outdir.Stamp{})
+		if !ok {
 			continue
 		}
 		n := len(pkg.files)
-		k.ctx[pkg] = &keptContext{prev: pc, left: n, sums: make([][sha256.Size]byte, n), scanned: make([]bool, n)}
+		k.ctx[pkg] = &keptContext{prev: pc, left: n, sums: make([][sha256.Size]byte, n), scanned: make([]bool, n),
+			stamps: make([]outdir.Stamp, n), marker: marker}
 	}
 	if len(k.ctx) == 0 {
 		return nil
@@ -107,7 +125,10 @@ func (k *kept) hold(pkg *Package, f int, p string, data []byte, scanned bool, ma
 	} else {
 		kc.sums[f] = sha256.Sum256(data)
 	}
-	same := scanned || k.onDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
+	same := scanned
+	if !scanned {
+		same, kc.stamps[f] = k.onDisk(filepath.Join(kc.prev.Dir(), filepath.FromSlash(path)), data)
+	}
 	kc.mu.Lock()
 	if kc.dirty {
 		kc.mu.Unlock()
@@ -163,10 +184,10 @@ func (k *kept) keeps(pkg *Package) bool {
 // verify checks, just before Write would swap it, that pkg's previous
 // directory still holds what split writes: its marker, and each file as a
 // regular file of split's mode with no other name and the new bytes (read,
-// or unchanged since the scan that read them).
+// or unchanged since the scan that read them or since it was compared).
 func (k *kept) verify(pkg *Package) bool {
 	kc := k.ctx[pkg]
-	if !k.markerKept(pkg, kc.prev) {
+	if _, ok := k.markerKept(pkg, kc.prev, kc.marker); !ok {
 		return false
 	}
 	// Checking a file waits on the filesystem: check several at once.
@@ -177,7 +198,7 @@ func (k *kept) verify(pkg *Package) bool {
 		switch {
 		case err != nil || !k.fits(info):
 			return errChanged
-		case kc.scanned[f] && kc.prev.Unchanged(path, info):
+		case kc.scanned[f] && kc.prev.Unchanged(path, info), kc.stamps[f].Same(info):
 			return nil
 		}
 		if data, err := os.ReadFile(p); err != nil || sha256.Sum256(data) != kc.sums[f] {
@@ -191,9 +212,15 @@ func (k *kept) verify(pkg *Package) bool {
 var errChanged = errors.New("changed since it was compared")
 
 // markerKept reports whether the previous directory's marker is the one
-// split writes for pkg.
-func (k *kept) markerKept(pkg *Package, pc *outdir.PrevContext) bool {
-	return k.onDisk(filepath.Join(pc.Dir(), outdir.MarkerFile), outdir.MarkerText([]string{pkg.Context}, pkg.paths()))
+// split writes for pkg, unchanged since it was stamped, or read; and its
+// stamp.
+func (k *kept) markerKept(pkg *Package, pc *outdir.PrevContext, stamped outdir.Stamp) (outdir.Stamp, bool) {
+	p := filepath.Join(pc.Dir(), outdir.MarkerFile)
+	if info, err := os.Lstat(p); err == nil && k.fits(info) && stamped.Same(info) {
+		return stamped, true
+	}
+	same, stamp := k.onDisk(p, outdir.MarkerText([]string{pkg.Context}, pkg.paths()))
+	return stamp, same
 }
 
 // fits reports whether a file is one split could have written as it is:
@@ -203,14 +230,21 @@ func (k *kept) fits(info fs.FileInfo) bool {
 }
 
 // onDisk reports whether the file at p is one split could have written
-// (fits) and holds exactly data; a file that cannot be read is not.
-func (k *kept) onDisk(p string, data []byte) bool {
+// (fits) and holds exactly data; a file that cannot be read is not. The
+// stamp is the file's as it was before it was read.
+func (k *kept) onDisk(p string, data []byte) (bool, outdir.Stamp) {
 	info, err := os.Lstat(p)
 	if err != nil || !k.fits(info) || info.Size() != int64(len(data)) {
-		return false
+		return false, outdir.Stamp{}
 	}
 	disk, err := os.ReadFile(p)
-	return err == nil && bytes.Equal(disk, data)
+	if err != nil || !bytes.Equal(disk, data) {
+		return false, outdir.Stamp{}
+	}
+	if k.ref == nil {
+		return true, outdir.Stamp{}
+	}
+	return true, outdir.StampOf(info, k.ref)
 }
 
 // paths are the package's file paths, in the order its marker lists them.

@@ -103,7 +103,7 @@ func Write(d *outdir.OutDir, plan *Layout) error {
 		return err
 	}
 	staged, old := tmp.New(), tmp.Old()
-	sums, keep := newWrittenSums(d, plan.Packages), newKept(d, plan.Packages, written.Mode())
+	sums, keep := newWrittenSums(d, plan.Packages), keptAfter(d, plan.Packages, written.Mode(), written)
 	if err := stage(staged, plan.Packages, sums, keep); err != nil {
 		return err
 	}

@@ -3,8 +3,13 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shard-router/shard-router/internal/localfleet"
 )
@@ -86,4 +91,55 @@ func (f *denseFleet) objectWritesSince(t testing.TB, marks []int64) []auditEvent
 		out = append(out, a.objectWritesSince(t, marks[j])...)
 	}
 	return out
+}
+
+// clustersCPU is the CPU time (user and system) the fleet's etcd and
+// kube-apiserver processes have used so far, from /proc; 0 where it
+// cannot be read. They share the machine with what is measured: on a
+// dense fleet, the other half of a step's cost.
+func (f *denseFleet) clustersCPU() time.Duration {
+	var total time.Duration
+	for _, p := range f.procs() {
+		if p == nil || p.Cmd == nil || p.Cmd.Process == nil {
+			continue
+		}
+		total += procCPU(p.Cmd.Process.Pid)
+	}
+	return total
+}
+
+func (f *denseFleet) procs() []*localfleet.Proc {
+	var ps []*localfleet.Proc
+	for _, a := range f.apis {
+		ps = append(ps, a.proc.Proc)
+	}
+	for _, e := range f.etcds {
+		ps = append(ps, e.proc.Proc)
+	}
+	return ps
+}
+
+// procCPU is a process's user and system time from /proc/<pid>/stat (in
+// USER_HZ, 100 a second on Linux); 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: count fields
+	// after its closing parenthesis (field 3 is the state).
+	i := strings.LastIndexByte(string(data), ')')
+	if i < 0 {
+		return 0
+	}
+	fields := strings.Fields(string(data[i+1:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(utime+stime) * time.Second / 100
 }

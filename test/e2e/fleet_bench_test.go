@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,11 +27,14 @@ const (
 )
 
 // fleetUsage is what one measured step cost: the whole process's wall
-// time, CPU time (user + system) and peak RSS, as wait4 reports them; for
-// the kpt loop, the sums of wall and CPU and the largest RSS.
+// time, CPU time (user + system) and peak RSS, as wait4 reports them, and
+// the CPU time of the fleet's etcd and kube-apiserver processes meanwhile
+// (they share the machine's cores with it); for the kpt loop, the sums of
+// wall and CPU and the largest RSS.
 type fleetUsage struct {
 	wall, cpu time.Duration
 	rssMB     float64
+	clusters  time.Duration
 }
 
 func usageOf(res result) fleetUsage {
@@ -43,11 +47,30 @@ func usageOf(res result) fleetUsage {
 }
 
 func (u fleetUsage) add(v fleetUsage) fleetUsage {
-	return fleetUsage{wall: u.wall + v.wall, cpu: u.cpu + v.cpu, rssMB: max(u.rssMB, v.rssMB)}
+	return fleetUsage{wall: u.wall + v.wall, cpu: u.cpu + v.cpu, rssMB: max(u.rssMB, v.rssMB), clusters: u.clusters + v.clusters}
 }
 
 func (u fleetUsage) String() string {
-	return fmt.Sprintf("%.1f / %.1f / %.0f", u.wall.Seconds(), u.cpu.Seconds(), u.rssMB)
+	return fmt.Sprintf("%.1f / %.1f / %.0f / %.1f", u.wall.Seconds(), u.cpu.Seconds(), u.rssMB, u.clusters.Seconds())
+}
+
+// medianUsage is, of steps measured several times, the median of each
+// measure on its own.
+func medianUsage(us []fleetUsage) fleetUsage {
+	pick := func(f func(fleetUsage) float64) float64 {
+		v := make([]float64, len(us))
+		for i, u := range us {
+			v[i] = f(u)
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	return fleetUsage{
+		wall:     time.Duration(pick(func(u fleetUsage) float64 { return float64(u.wall) })),
+		cpu:      time.Duration(pick(func(u fleetUsage) float64 { return float64(u.cpu) })),
+		rssMB:    pick(func(u fleetUsage) float64 { return u.rssMB }),
+		clusters: time.Duration(pick(func(u fleetUsage) float64 { return float64(u.clusters) })),
+	}
 }
 
 // The steps BenchmarkFleet measures at each size, in the order it runs them.
@@ -62,6 +85,30 @@ var fleetBenchSteps = []string{
 	"kpt live apply once per context, no change",
 }
 
+// Indexes of fleetBenchSteps.
+const (
+	stepFirst = iota
+	stepOneChanged
+	stepNoChange
+	stepStatus
+	stepPlan
+	stepSplit
+	stepRollout
+	stepKptLoop
+)
+
+// fleetSide is one shard-router binary measured on the fleet, with a
+// package and an OUT_DIR of its own (its own Namespaces and inventories).
+type fleetSide struct {
+	name, bin, prefix string
+	p                 localfleet.DensePackage
+	pkg, out          string
+	// usage[size][step]; rounds[step] are the repeated steps' runs at the
+	// current size.
+	usage  [][]fleetUsage
+	rounds map[int][]fleetUsage
+}
+
 // BenchmarkFleet (make bench-fleet, issue 36) measures what a context costs:
 // the same 1,536 objects (1,280 ConfigMaps in 256 Namespaces) spread over
 // 16, 64 and 256 contexts (BENCH_FLEET_SIZES=16,64 to shrink it) of a
@@ -69,122 +116,198 @@ var fleetBenchSteps = []string{
 // cluster i % 4, each with Namespaces and an inventory of its own), fresh
 // clusters for each size. At each size it runs, as whole processes, the
 // first apply, an apply that changes one object in every context, a
-// no-change apply (which must send no write to an object), status, plan,
+// no-change apply (which must send no write to an object) and status
+// (BENCH_FLEET_ROUNDS times each, default 3, the median reported), plan,
 // split, and a two-wave rollout of one object per context, then `kpt live
 // apply` once per context with no change: the loop users run today
 // (BENCH_FLEET_KPT_SAMPLE contexts of it, default 32, scaled to all). It
-// prints, for each, wall time, CPU (user+sys) and peak RSS, the ratios of
-// the largest size to the smallest, and the no-change apply against the kpt
-// loop. It runs once whatever b.N is; the machine is shared, so read the
+// prints, for each, wall time, CPU (user+sys), peak RSS and the clusters'
+// CPU, the ratios of the largest size to the smallest, and the no-change
+// apply against the kpt loop.
+//
+// With BASE_BIN (make bench-fleet-base builds it from FLEET_BASE), it
+// measures that shard-router and the working tree's side by side on the
+// same fleets, each with a package and an OUT_DIR of its own: kpt's
+// ResourceGroup CRD installed beforehand, the first and one-changed
+// applies base first, the repeated steps alternating which goes first,
+// then a table of each and of their ratios against the bounds. It runs once whatever b.N is; the machine is shared, so read the
 // ratios of one run.
 func BenchmarkFleet(b *testing.B) {
 	sizes := fleetBenchSizes(b)
-	bin, kpt := shardRouter(b), toolPath(b, "kpt")
+	rounds := fleetBenchRounds(b)
+	kpt := toolPath(b, "kpt")
+	sides := []*fleetSide{{name: "new", bin: shardRouter(b), prefix: "bench"}}
+	if base := os.Getenv("BASE_BIN"); base != "" {
+		sides = []*fleetSide{{name: "base", bin: base, prefix: "bbase"}, sides[0]}
+	}
+	newSide := sides[len(sides)-1]
 	const timeout = 20 * time.Minute
-	usage := make([][]fleetUsage, len(sizes)) // [size][step]
 	kptSampled := make([]int, len(sizes))
+	kptLoop := make([]fleetUsage, len(sizes))
 	for si, n := range sizes {
 		start := time.Now()
 		dir := b.TempDir()
 		f := startDenseFleet(b, dir, localfleet.Dense{Contexts: n, Clusters: fleetBenchClusters})
-		p := localfleet.DensePackage{Name: "bench", Prefix: "bench", Dense: f.Dense,
-			Namespaces: fleetBenchNamespaces, ConfigMaps: fleetBenchConfigMaps, Value: "v1"}
-		pkg, out := filepath.Join(dir, "pkg"), filepath.Join(dir, "out")
-		if err := os.MkdirAll(out, 0o755); err != nil {
-			b.Fatal(err)
+		measure := func(s *fleetSide, args ...string) fleetUsage {
+			c0 := f.clustersCPU()
+			u := usageOf(mustRun(b, cmdSpec{Timeout: timeout}, s.bin, args...))
+			u.clusters = f.clustersCPU() - c0
+			return u
 		}
-		write := func(p localfleet.DensePackage) {
-			if err := p.Write(pkg); err != nil {
+		apply := func(s *fleetSide) fleetUsage {
+			return measure(s, "apply", s.pkg, "--out", s.out, "--kubeconfig", f.kubeconfig)
+		}
+		write := func(s *fleetSide) {
+			if err := s.p.Write(s.pkg); err != nil {
 				b.Fatal(err)
 			}
 		}
-		measure := func(args ...string) fleetUsage {
-			return usageOf(mustRun(b, cmdSpec{Timeout: timeout}, bin, args...))
+		for _, s := range sides {
+			s.p = localfleet.DensePackage{Name: s.prefix, Prefix: s.prefix, Dense: f.Dense,
+				Namespaces: fleetBenchNamespaces, ConfigMaps: fleetBenchConfigMaps, Value: "v1"}
+			s.pkg, s.out = filepath.Join(dir, s.prefix+"-pkg"), filepath.Join(dir, s.prefix+"-out")
+			if err := os.MkdirAll(s.out, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			s.usage = append(s.usage, make([]fleetUsage, len(fleetBenchSteps)))
+			s.rounds = map[int][]fleetUsage{}
 		}
-		apply := func() fleetUsage { return measure("apply", pkg, "--out", out, "--kubeconfig", f.kubeconfig) }
-		var u []fleetUsage
-		write(p)
-		u = append(u, apply())
-		p.FirstValue = "v2"
-		write(p)
-		u = append(u, apply())
-		marks := f.auditMarks(b)
-		u = append(u, apply())
-		if w := f.objectWritesSince(b, marks); len(w) > 0 {
-			b.Errorf("%d contexts: a no-change apply sent %d write(s) to objects, such as %s", n, len(w), w[0])
+		if len(sides) > 1 {
+			// kpt's ResourceGroup CRD, which the first apply to a cluster
+			// installs and waits for, is installed beforehand, so that the
+			// side applied first does not pay for both.
+			for j := range fleetBenchClusters {
+				mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "install-resource-group", "--kubeconfig", f.kubeconfig, "--context", f.ContextName(j))
+			}
 		}
-		u = append(u, measure("status", out, "--kubeconfig", f.kubeconfig, "--detailed-exitcode"))
-		u = append(u, measure("plan", pkg, "--previous", out, "--detailed-exitcode"))
-		u = append(u, measure("split", pkg, "-o", filepath.Join(dir, "split")))
-		p.FirstValue = "v3"
-		p.Rollout = fmt.Sprintf("  rollout:\n    waves:\n    - name: canary\n      contexts: {matchLabels: {stage: canary}}\n      bakeTime: %s\n    - name: rest\n      contexts: {}\n", fleetBenchBake)
-		write(p)
-		u = append(u, apply())
+		for _, s := range sides {
+			write(s)
+			s.usage[si][stepFirst] = apply(s)
+		}
+		for _, s := range sides {
+			s.p.FirstValue = "v2"
+			write(s)
+			s.usage[si][stepOneChanged] = apply(s)
+		}
+		for r := range rounds {
+			order := sides
+			if r%2 == 1 {
+				order = slices.Clone(sides)
+				slices.Reverse(order)
+			}
+			for _, s := range order {
+				marks := f.auditMarks(b)
+				s.rounds[stepNoChange] = append(s.rounds[stepNoChange], apply(s))
+				if w := f.objectWritesSince(b, marks); len(w) > 0 {
+					b.Errorf("%d contexts, %s: a no-change apply sent %d write(s) to objects, such as %s", n, s.name, len(w), w[0])
+				}
+				s.rounds[stepStatus] = append(s.rounds[stepStatus],
+					measure(s, "status", s.out, "--kubeconfig", f.kubeconfig, "--detailed-exitcode"))
+			}
+		}
+		for _, s := range sides {
+			for _, step := range []int{stepNoChange, stepStatus} {
+				s.usage[si][step] = medianUsage(s.rounds[step])
+				b.Logf("%d contexts, %s, %s, each round: %s", n, s.name, fleetBenchSteps[step], roundsString(s.rounds[step]))
+			}
+			s.usage[si][stepPlan] = measure(s, "plan", s.pkg, "--previous", s.out, "--detailed-exitcode")
+			s.usage[si][stepSplit] = measure(s, "split", s.pkg, "-o", filepath.Join(dir, s.prefix+"-split"))
+		}
+		for _, s := range sides {
+			s.p.FirstValue = "v3"
+			s.p.Rollout = fmt.Sprintf("  rollout:\n    waves:\n    - name: canary\n      contexts: {matchLabels: {stage: canary}}\n      bakeTime: %s\n    - name: rest\n      contexts: {}\n", fleetBenchBake)
+			write(s)
+			s.usage[si][stepRollout] = apply(s)
+		}
+		// kpt live apply is the same whichever shard-router wrote the
+		// packages: the loop runs once, on the working tree's.
 		var loop fleetUsage
 		sample := fleetBenchKptSample(b, n)
 		for k := range sample {
 			ctx := f.ContextName(k * n / sample)
-			res := mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "apply", filepath.Join(out, ctx), "--context", ctx,
+			c0 := f.clustersCPU()
+			res := mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "apply", filepath.Join(newSide.out, ctx), "--context", ctx,
 				"--kubeconfig", f.kubeconfig, "--reconcile-timeout", "5m")
-			loop = loop.add(usageOf(res))
+			u := usageOf(res)
+			u.clusters = f.clustersCPU() - c0
+			loop = loop.add(u)
 		}
 		// Each kpt process applies one context alone: the loop over every
 		// context is the sample's sum times n/sample.
 		loop.wall = loop.wall * time.Duration(n) / time.Duration(sample)
 		loop.cpu = loop.cpu * time.Duration(n) / time.Duration(sample)
-		kptSampled[si] = sample
-		u = append(u, loop)
-		usage[si] = u
+		loop.clusters = loop.clusters * time.Duration(n) / time.Duration(sample)
+		kptSampled[si], kptLoop[si] = sample, loop
+		for _, s := range sides {
+			s.usage[si][stepKptLoop] = loop
+		}
 		f.stop()
 		b.Logf("%d contexts measured in %s", n, time.Since(start).Round(time.Second))
 	}
-	fmt.Print(fleetBenchTable(sizes, usage, kptSampled))
-	last := len(sizes) - 1
-	b.ReportMetric(usage[last][2].wall.Seconds()/usage[last][7].wall.Seconds(), "nochange-vs-kpt-loop")
-	if last > 0 {
-		for _, m := range []struct {
-			step int
-			name string
-		}{{0, "first"}, {2, "nochange"}, {3, "status"}} {
-			b.ReportMetric(usage[last][m.step].wall.Seconds()/usage[0][m.step].wall.Seconds(), m.name+"-wall-x")
+	for _, s := range sides {
+		if len(sides) > 1 {
+			fmt.Printf("\n%s: %s\n", s.name, s.bin)
 		}
-		b.ReportMetric(usage[last][0].rssMB/usage[0][0].rssMB, "first-rss-x")
+		fmt.Print(fleetBenchTable(sizes, s.usage, kptSampled, rounds))
+	}
+	if len(sides) > 1 {
+		fmt.Print(fleetBenchCompare(sizes, sides))
+	}
+	last := len(sizes) - 1
+	for _, s := range sides {
+		prefix := ""
+		if s != newSide {
+			prefix = s.name + "-"
+		}
+		b.ReportMetric(s.usage[last][stepNoChange].wall.Seconds()/s.usage[last][stepKptLoop].wall.Seconds(), prefix+"nochange-vs-kpt-loop")
+		if last > 0 {
+			for _, m := range []struct {
+				step int
+				name string
+			}{{stepFirst, "first"}, {stepNoChange, "nochange"}, {stepStatus, "status"}} {
+				b.ReportMetric(s.usage[last][m.step].wall.Seconds()/s.usage[0][m.step].wall.Seconds(), prefix+m.name+"-wall-x")
+			}
+			b.ReportMetric(s.usage[last][stepFirst].rssMB/s.usage[0][stepFirst].rssMB, prefix+"first-rss-x")
+		}
 	}
 }
 
+// roundsString lists the runs of a repeated step: wall s / CPU s /
+// clusters' CPU s each.
+func roundsString(us []fleetUsage) string {
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = fmt.Sprintf("%.2f / %.2f / %.2f", u.wall.Seconds(), u.cpu.Seconds(), u.clusters.Seconds())
+	}
+	return strings.Join(parts, ", ")
+}
+
 // fleetBenchTable renders the measurements as a markdown table: a row per
-// step, a column per size (wall s / CPU s / peak RSS MB), the ratios of the
-// largest size to the smallest, and a row of the no-change apply against
-// the kpt loop.
-func fleetBenchTable(sizes []int, usage [][]fleetUsage, kptSampled []int) string {
+// step, a column per size (wall s / CPU s / peak RSS MB / clusters' CPU
+// s), the ratios of the largest size to the smallest, and a row of the
+// no-change apply against the kpt loop.
+func fleetBenchTable(sizes []int, usage [][]fleetUsage, kptSampled []int, rounds int) string {
 	var s strings.Builder
 	last := len(sizes) - 1
-	fmt.Fprintf(&s, "\n%d namespaced objects in %d Namespaces on %d kube-apiservers; each cell: wall s / CPU s (user+sys) / peak RSS MB\n\n",
-		fleetBenchNamespaces*fleetBenchConfigMaps, fleetBenchNamespaces, fleetBenchClusters)
+	fmt.Fprintf(&s, "\n%d namespaced objects in %d Namespaces on %d kube-apiservers; each cell: wall s / CPU s (user+sys) / peak RSS MB / the clusters' CPU s (etcd and kube-apiserver); no change and status: medians of %d runs\n\n",
+		fleetBenchNamespaces*fleetBenchConfigMaps, fleetBenchNamespaces, fleetBenchClusters, rounds)
 	s.WriteString("| step |")
 	for _, n := range sizes {
 		fmt.Fprintf(&s, " %d contexts |", n)
 	}
 	if last > 0 {
-		fmt.Fprintf(&s, " %d vs %d: wall / CPU / RSS |", sizes[last], sizes[0])
+		fmt.Fprintf(&s, " %d vs %d: wall / CPU / RSS / clusters' CPU |", sizes[last], sizes[0])
 	}
 	s.WriteString("\n|---|")
 	s.WriteString(strings.Repeat("---|", len(sizes)+min(last, 1)))
 	s.WriteString("\n")
-	ratio := func(a, b float64) string {
-		if b == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.2f", a/b)
-	}
 	for i, step := range fleetBenchSteps {
 		fmt.Fprintf(&s, "| %s |", step)
 		for si := range sizes {
 			fmt.Fprintf(&s, " %s |", usage[si][i])
 		}
 		if last > 0 {
-			a, b := usage[last][i], usage[0][i]
-			fmt.Fprintf(&s, " %s / %s / %s |", ratio(a.wall.Seconds(), b.wall.Seconds()), ratio(a.cpu.Seconds(), b.cpu.Seconds()), ratio(a.rssMB, b.rssMB))
+			fmt.Fprintf(&s, " %s |", usageRatio(usage[last][i], usage[0][i]))
 		}
 		s.WriteString("\n")
 	}
@@ -198,7 +321,7 @@ func fleetBenchTable(sizes []int, usage [][]fleetUsage, kptSampled []int) string
 	s.WriteString("\n")
 	s.WriteString("| no-change apply vs the kpt loop: wall / CPU |")
 	for si := range sizes {
-		a, b := usage[si][2], usage[si][7]
+		a, b := usage[si][stepNoChange], usage[si][stepKptLoop]
 		fmt.Fprintf(&s, " %s / %s |", ratio(a.wall.Seconds(), b.wall.Seconds()), ratio(a.cpu.Seconds(), b.cpu.Seconds()))
 	}
 	if last > 0 {
@@ -206,6 +329,39 @@ func fleetBenchTable(sizes []int, usage [][]fleetUsage, kptSampled []int) string
 	}
 	s.WriteString("\n")
 	return s.String()
+}
+
+// fleetBenchCompare renders, for each side, the ratios of the largest size
+// to the smallest, and the bounds of issue 43 beside them.
+func fleetBenchCompare(sizes []int, sides []*fleetSide) string {
+	var s strings.Builder
+	last := len(sizes) - 1
+	fmt.Fprintf(&s, "\n%d vs %d contexts, each cell: wall / CPU / RSS / clusters' CPU\n\n| step |", sizes[last], sizes[0])
+	for _, side := range sides {
+		fmt.Fprintf(&s, " %s |", side.name)
+	}
+	s.WriteString(" bound |\n|---|" + strings.Repeat("---|", len(sides)+1) + "\n")
+	bounds := map[int]string{stepFirst: "wall ≤ 1.5, RSS ≤ 0.89", stepNoChange: "wall ≤ 1.5, no write", stepStatus: "wall ≤ 1.5"}
+	for i, step := range fleetBenchSteps[:stepKptLoop] {
+		fmt.Fprintf(&s, "| %s |", step)
+		for _, side := range sides {
+			fmt.Fprintf(&s, " %s |", usageRatio(side.usage[last][i], side.usage[0][i]))
+		}
+		fmt.Fprintf(&s, " %s |\n", bounds[i])
+	}
+	return s.String()
+}
+
+func usageRatio(a, b fleetUsage) string {
+	return fmt.Sprintf("%s / %s / %s / %s", ratio(a.wall.Seconds(), b.wall.Seconds()), ratio(a.cpu.Seconds(), b.cpu.Seconds()),
+		ratio(a.rssMB, b.rssMB), ratio(a.clusters.Seconds(), b.clusters.Seconds()))
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
 }
 
 // fleetBenchKptSample is how many of n contexts the kpt loop runs:
@@ -224,6 +380,20 @@ func fleetBenchKptSample(b *testing.B, n int) int {
 	}
 	if k == 0 || k > n {
 		return n
+	}
+	return k
+}
+
+// fleetBenchRounds is how many times the no-change apply and status run
+// at each size: BENCH_FLEET_ROUNDS, default 3.
+func fleetBenchRounds(b *testing.B) int {
+	v := os.Getenv("BENCH_FLEET_ROUNDS")
+	if v == "" {
+		return 3
+	}
+	k, err := strconv.Atoi(v)
+	if err != nil || k < 1 {
+		b.Fatalf("BENCH_FLEET_ROUNDS=%q: want a count of runs, at least 1", v)
 	}
 	return k
 }

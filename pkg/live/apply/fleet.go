@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/shard-router/shard-router/pkg/live/cluster"
 	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
@@ -61,24 +60,6 @@ func (r *run) writing(t *target) {
 	r.fleet.mu.Lock()
 	r.fleet.wrote[t.name] = true
 	r.fleet.mu.Unlock()
-}
-
-// fleetLoad reads what the checks need of one context: the cluster's
-// identity and its Lease (two GETs).
-func fleetLoad(ctx context.Context, t *target) error {
-	id, err := cluster.ReadIdentity(ctx, t.factory)
-	if err != nil {
-		return fmt.Errorf("context %q: %w", t.name, err)
-	}
-	t.identity = id
-	cs, err := t.factory.KubernetesClientSet()
-	if err != nil {
-		return fmt.Errorf("context %q: %w", t.name, err)
-	}
-	if t.lease, err = lease.Read(ctx, cs.CoordinationV1(), t.pkg.Inventory.Namespace(), t.pkg.Inventory.Name()); err != nil {
-		return fmt.Errorf("context %q: %w", t.name, err)
-	}
-	return nil
 }
 
 // checkFleet refuses, per context and before any write, a kube context

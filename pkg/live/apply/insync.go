@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	"sync"
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
 
@@ -22,27 +23,89 @@ func (r *run) inSync(ctx context.Context, t *target) bool {
 		!t.live.Found || !t.live.Objects.Equal(t.objects) {
 		return false
 	}
-	if kptcmdutil.VerifyResourceGroupCRD(t.factory) != nil || !r.resourceGroupCRDMatched(t) {
+	rd := t.inSyncRead
+	if rd == nil {
+		// Not read with the context: read now, the objects only once the
+		// CRD is known to be kpt's.
+		rd = &inSyncRead{}
+		if rd.crd = r.crdServedAndMatched(t); rd.crd {
+			rd.readObjects(ctx, t, r.ssaManager())
+		}
+	}
+	if !rd.crd || rd.readerErr != nil {
 		return false
 	}
-	reader, err := status.NewReader(t.factory)
-	if err != nil {
-		return false
-	}
-	ssaManager := ""
-	if r.strategy.ServerSide {
-		ssaManager = r.strategy.FieldManager
-	}
-	why, err := reader.Mismatch(ctx, t.pkg, ssaManager)
 	switch {
-	case err != nil:
-		r.log.printf(t.name, "could not tell whether its objects match the package (%v): applying it", err)
+	case rd.err != nil:
+		r.log.printf(t.name, "could not tell whether its objects match the package (%v): applying it", rd.err)
 		return false
-	case why != "":
-		r.log.printf(t.name, "the plan has no change, but the cluster differs (%s): applying it", why)
+	case rd.why != "":
+		r.log.printf(t.name, "the plan has no change, but the cluster differs (%s): applying it", rd.why)
 		return false
 	}
 	return true
+}
+
+// inSyncRead is what inSync reads of a context's cluster: whether kpt's
+// ResourceGroup CRD is served and is kpt's (crd), and whether its objects
+// match the package (status.Reader.Mismatch's answer, or why no reader).
+type inSyncRead struct {
+	crd       bool
+	readerErr error
+	why       string
+	err       error
+}
+
+// ssaManager is the field manager whose server-side apply status'
+// Mismatch judges, "" for kpt's client-side apply.
+func (r *run) ssaManager() string {
+	if r.strategy.ServerSide {
+		return r.strategy.FieldManager
+	}
+	return ""
+}
+
+// readObjects asks the cluster whether t's objects match its package, as
+// an apply with ssaManager (see ssaManager) would.
+func (rd *inSyncRead) readObjects(ctx context.Context, t *target, ssaManager string) {
+	f := t.reads
+	if f == nil {
+		f = t.factory
+	}
+	reader, err := status.NewReader(f)
+	if rd.readerErr = err; err == nil {
+		rd.why, rd.err = reader.Mismatch(ctx, t.pkg, ssaManager)
+	}
+}
+
+// crdServedAndMatched: kpt's ResourceGroup kind is served and its CRD is
+// the one kpt installs.
+func (r *run) crdServedAndMatched(t *target) bool {
+	return kptcmdutil.VerifyResourceGroupCRD(t.factory) == nil && r.resourceGroupCRDMatched(t)
+}
+
+// prefetchInSync makes inSync's reads as soon as load read the context,
+// when what is known then says inSync will make them: the plan has no
+// change for it, its inventory lists exactly the package's objects, as
+// OUT_DIR does, and its kube context reaches the cluster OUT_DIR recorded
+// (objects are read only from that cluster). The CRD and the objects are
+// read at once. What the refusals find later (handoffs, another run's
+// lock) may leave the answer unused: it is only read, never acted on
+// before inSync.
+func (r *run) prefetchInSync(ctx context.Context, t *target) {
+	if r.splitPlan == nil || r.rollingBack || r.opts.CheckOnly || t.hold != "" || !r.planUnchanged(t) ||
+		!t.live.Found || !t.live.Objects.Equal(t.objects) || t.old == nil || !t.live.Objects.Equal(t.oldObjects()) {
+		return
+	}
+	if rec := r.fleet.record.Context(t.name); rec != nil && rec.ClusterUID != "" && rec.ClusterUID != t.identity.UID {
+		return
+	}
+	rd := &inSyncRead{}
+	var wg sync.WaitGroup
+	wg.Go(func() { rd.crd = r.crdServedAndMatched(t) })
+	rd.readObjects(ctx, t, r.ssaManager())
+	wg.Wait()
+	t.inSyncRead = rd
 }
 
 // planUnchanged: the plan saw no change for the context against OUT_DIR.

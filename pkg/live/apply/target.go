@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -27,8 +28,11 @@ type target struct {
 	factory cmdutil.Factory
 	// kc is the kubeconfig the factory was made from: who the context's
 	// requests act as, and whether its credentials failed.
-	kc  *cluster.Kubeconfig
-	pkg *cluster.Package
+	kc *cluster.Kubeconfig
+	// reads is factory for the reads of load and inSync
+	// (cluster.ReadFactory); the applier gets factory.
+	reads cmdutil.Factory
+	pkg   *cluster.Package
 	// objects are the package's objects as kpt identifies them.
 	objects object.ObjMetadataSet
 	live    cluster.LiveInventory
@@ -66,6 +70,8 @@ type target struct {
 	// state; upToDate: it needs no write (inSync).
 	adopted  bool
 	upToDate bool
+	// inSyncRead is what inSync reads, when load read it already.
+	inSyncRead *inSyncRead
 	// recordOnly: locked only to write the first record of an in-sync
 	// context (lockAll).
 	recordOnly bool
@@ -127,28 +133,115 @@ func (r *run) prepare(ctx context.Context, kc *cluster.Kubeconfig, t *target) er
 	})
 }
 
-// load reads the package in t.dir, the cluster's live inventory and the
-// package OUT_DIR holds for the context; pkgErr words an error reading
-// t.dir's package.
+// load reads the package in t.dir, the cluster's live inventory, its
+// identity and its Lease, and the package OUT_DIR holds for the context;
+// pkgErr words an error reading t.dir's package. Reads that need nothing
+// of each other run at once: the identity from the start, the inventory
+// and the Lease as soon as the package names them, and, for a context the
+// plan and its inventory say is up to date, the reads that tell whether
+// its objects are (prefetchInSync). Whatever fails, the error is the one
+// the same reads, one after another in this order, would have returned,
+// and what they set of t is set.
 func (r *run) load(ctx context.Context, kc *cluster.Kubeconfig, t *target, pkgErr func(error) error) error {
 	t.factory, t.kc = kc.Factory(t.name), kc
-	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
+	t.reads = cluster.ReadFactory(t.factory)
+	var reads sync.WaitGroup
+	defer reads.Wait()
+	cs, csErr := readClients(t.factory) // for the identity and the Lease
+	var (
+		id    cluster.Identity
+		idErr error
+	)
+	reads.Go(func() {
+		id, idErr = kc.SharedIdentity(ctx, t.name, func() (cluster.Identity, error) {
+			if csErr != nil {
+				return cluster.Identity{}, csErr
+			}
+			return cluster.IdentityFrom(ctx, cs.CoreV1, cs.Server)
+		})
+	})
+	pkg, err := r.readPackage(t)
 	if err != nil {
 		return pkgErr(err)
 	}
 	t.pkg = pkg
 	t.objects = object.UnstructuredSetToObjMetadataSet(pkg.Objects)
 	t.report.Objects = len(pkg.Objects)
-	if t.live, err = cluster.ReadLiveInventory(t.factory, pkg.Inventory); err != nil {
-		return fmt.Errorf("context %q: %w", t.name, err)
-	}
-	oldDir := filepath.Join(r.outDir().Path, t.name)
-	if _, err := os.Stat(filepath.Join(oldDir, outdir.RGFile)); err == nil {
-		if t.old, err = cluster.ReadPackage(t.factory, t.name, oldDir); err != nil {
-			return err
+	var (
+		live    cluster.LiveInventory
+		liveErr error
+		st      *lease.State
+		stErr   error
+	)
+	reads.Go(func() { live, liveErr = cluster.ReadLiveInventory(t.reads, pkg.Inventory) })
+	reads.Go(func() {
+		if stErr = csErr; stErr == nil {
+			st, stErr = lease.Read(ctx, cs.CoordinationV1, pkg.Inventory.Namespace(), pkg.Inventory.Name())
 		}
+	})
+	old, oldErr := r.readOld(t)
+	reads.Wait()
+	if t.live = live; liveErr != nil {
+		return fmt.Errorf("context %q: %w", t.name, liveErr)
 	}
-	return fleetLoad(ctx, t)
+	if t.old = old; oldErr != nil {
+		return oldErr
+	}
+	if idErr != nil {
+		return fmt.Errorf("context %q: %w", t.name, idErr)
+	}
+	t.identity = id
+	if t.lease = st; stErr != nil {
+		return fmt.Errorf("context %q: %w", t.name, stErr)
+	}
+	r.prefetchInSync(ctx, t)
+	return nil
+}
+
+// readPackage reads the package in t.dir. A package that was not staged,
+// being OUT_DIR's own (split.Staged.Kept), is checked once read to be
+// still the one compared, else read where it is staged after all.
+func (r *run) readPackage(t *target) (*cluster.Package, error) {
+	pkg, err := cluster.ReadPackage(t.factory, t.name, t.dir)
+	if err != nil || r.staged == nil || !r.staged.Kept(t.name) {
+		return pkg, err
+	}
+	same, err := r.staged.Recheck(t.name)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("context %q: %w", t.name, err)
+	case !same:
+		t.dir = r.staged.Dir(t.name)
+		return cluster.ReadPackage(t.factory, t.name, t.dir)
+	}
+	return pkg, nil
+}
+
+// readOld reads the package OUT_DIR holds for t, if any: the one read
+// already (t.pkg, a copy of its objects) when t.dir is that directory.
+func (r *run) readOld(t *target) (*cluster.Package, error) {
+	oldDir := filepath.Join(r.outDir().Path, t.name)
+	if _, err := os.Stat(filepath.Join(oldDir, outdir.RGFile)); err != nil {
+		return nil, nil
+	}
+	if t.dir != oldDir {
+		return cluster.ReadPackage(t.factory, t.name, oldDir)
+	}
+	old := *t.pkg
+	old.Objects = make([]*unstructured.Unstructured, len(t.pkg.Objects))
+	for i, o := range t.pkg.Objects {
+		old.Objects[i] = o.DeepCopy()
+	}
+	return &old, nil
+}
+
+// readClients are the clients of t's identity and Lease.
+func readClients(f cmdutil.Factory) (*cluster.ReadClients, error) {
+	cfg, err := f.ToRESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	return cluster.NewReadClients(cfg)
 }
 
 // oldObjects are the objects OUT_DIR says the context holds.

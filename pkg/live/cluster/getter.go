@@ -27,10 +27,11 @@ import (
 // at 256 contexts, 16% of a no-change apply's CPU and 27% of status'.
 //
 // Contexts of one kubeconfig that name the same cluster and user entries
-// reach the same server with the same credentials: they share one
-// discovery client and one REST mapper (shared), as one context's
-// factory shares them among its own callers. A fleet of many contexts
-// on one cluster then reads discovery once per run, not once per context.
+// reach the same server with the same credentials: they share one REST
+// config, one discovery client and one REST mapper (shared), as one
+// context's factory shares them among its own callers. A fleet of many
+// contexts on one cluster then reads discovery once per run, not once per
+// context.
 type contextGetter struct {
 	loader clientcmd.ClientConfig
 	wrap   func(*rest.Config) *rest.Config
@@ -41,9 +42,11 @@ type contextGetter struct {
 	configError func(error) error
 }
 
-// sharedDiscovery is the discovery client and REST mapper of one cluster
-// and user entry of the kubeconfig.
+// sharedDiscovery is the REST config (see ToRESTConfig), discovery client
+// and REST mapper of one cluster and user entry of the kubeconfig.
 type sharedDiscovery struct {
+	configMu      sync.Mutex
+	config        *rest.Config
 	discoveryOnce sync.Once
 	discovery     discovery.CachedDiscoveryInterface
 	discoveryErr  error
@@ -55,9 +58,16 @@ type sharedDiscovery struct {
 func (g *contextGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig { return g.loader }
 
 // ToRESTConfig is the context's config, sending through its credentials'
-// transport, throttled as kpt throttles it.
+// transport, throttled as kpt throttles it. Each call starts from a copy
+// of the config the loader made on the first successful call of any
+// context naming the same cluster and user entries (they give the same
+// config), its certificate authority read once: every client of a context
+// (cli-utils' applier makes one per object) asked the loader again, which
+// merges and validates the context's entries and reads the CA file, then
+// the transport read that file again, for the same answer. A failed call
+// is not remembered: the next one asks the loader again.
 func (g *contextGetter) ToRESTConfig() (*rest.Config, error) {
-	c, err := g.loader.ClientConfig()
+	c, err := g.loaded()
 	if err != nil {
 		return nil, g.configError(err)
 	}
@@ -65,6 +75,28 @@ func (g *contextGetter) ToRESTConfig() (*rest.Config, error) {
 		return nil, err
 	}
 	return g.wrap(c), nil
+}
+
+// loaded is a copy of the loader's config, made once.
+func (g *contextGetter) loaded() (*rest.Config, error) {
+	s := g.shared
+	s.configMu.Lock()
+	defer s.configMu.Unlock()
+	if s.config == nil {
+		c, err := g.loader.ClientConfig()
+		if err != nil {
+			return nil, err
+		}
+		// The trust anchor only: client certificates and tokens named by
+		// file are still read where client-go reads them.
+		if len(c.CAData) == 0 && c.CAFile != "" {
+			if data, err := os.ReadFile(c.CAFile); err == nil && len(data) > 0 {
+				c.CAData = data
+			}
+		}
+		s.config = c
+	}
+	return rest.CopyConfig(s.config), nil
 }
 
 // ToDiscoveryClient is ConfigFlags': kubectl's disk cache under

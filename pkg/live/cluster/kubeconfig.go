@@ -40,6 +40,10 @@ type Kubeconfig struct {
 	// credentials holds each context's Credentials (credentials.go),
 	// made with its first REST config.
 	credentials sync.Map
+	// shared holds what is read once for the contexts that name the same
+	// cluster and user entries: the cluster's identity, status' probe
+	// (identity.go).
+	shared sync.Map
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -99,8 +98,9 @@ type conn struct {
 	factory   cmdutil.Factory
 	dynamic   dynamic.Interface
 	mapper    meta.RESTMapper
-	// clients and server read the context's identity and Lease.
-	clients kubernetes.Interface
+	// clients and server probe the cluster and read the context's
+	// identity and Lease.
+	clients *cluster.ReadClients
 	server  string
 }
 
@@ -108,6 +108,32 @@ type conn struct {
 // an error means the context is unreachable (or not in the kubeconfig),
 // or its credentials failed (a *cluster.CredentialsError).
 func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
+	c, err := fl.clients(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := fl.probe(ctx, name, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// probe asks context name's cluster its version, once for the contexts
+// that name the same cluster and user entries; a failure of the
+// context's credentials (rejected, an exec plugin missing or failing) is
+// said as such (a *cluster.CredentialsError).
+func (fl *fleet) probe(ctx context.Context, name string, c *conn) error {
+	err := fl.kc.SharedProbe(ctx, name, func() error { return c.probe(ctx) })
+	if err != nil {
+		if cerr := fl.kc.CredentialsFailure(name); cerr != nil {
+			return cerr
+		}
+	}
+	return err
+}
+
+// clients builds the context's clients, asking the cluster nothing.
+func (fl *fleet) clients(name string) (*conn, error) {
 	if err := fl.kc.Require([]string{name}); err != nil {
 		return nil, err
 	}
@@ -116,14 +142,8 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := cluster.NewReadClients(cfg)
 	if err != nil {
-		return nil, err
-	}
-	if err := cs.Discovery().RESTClient().Get().AbsPath("/version").Do(ctx).Error(); err != nil {
-		if cerr := fl.kc.CredentialsFailure(name); cerr != nil {
-			return nil, cerr // rejected, or an exec plugin missing or failing
-		}
 		return nil, err
 	}
 	dyn, err := dynamic.NewForConfig(cfg)
@@ -134,8 +154,14 @@ func (fl *fleet) connect(ctx context.Context, name string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: f, dynamic: dyn, mapper: cluster.MemoMapper(mapper),
-		clients: cs, server: cfg.Host}, nil
+	// The inventory is read with this dynamic client too.
+	return &conn{name: name, dir: filepath.Join(fl.outDir, name), factory: cluster.WithDynamic(f, dyn, nil), dynamic: dyn,
+		mapper: cluster.MemoMapper(mapper), clients: cs, server: cfg.Host}, nil
+}
+
+// probe asks the cluster its version: an error means it is unreachable.
+func (c *conn) probe(ctx context.Context) error {
+	return c.clients.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 }
 
 // readInventory reads the objects the context's live ResourceGroup lists;

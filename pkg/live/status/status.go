@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -119,11 +120,18 @@ func checkWithin(ctx context.Context, fl *fleet, name string, opts Options) v1al
 // checkContext reads one context: it probes the cluster and asks who it
 // is (refusing another cluster than OUT_DIR recorded), then reads the
 // package, the context's Lease, the live inventory, every object of
-// either, their health and their drift.
+// either, their health and their drift. The probe, the identity and the
+// package are read at once, the Lease and the inventory as soon as the
+// package names them and the probe answered (readContext), the objects
+// once the identity is checked. The outcome is the one of the same reads
+// one after another: an unreachable cluster is reported with the probe's
+// error alone (its Lease and inventory are not read). The probe and the
+// identity are asked once for the contexts that name the same cluster and
+// user entries of the kubeconfig (cluster.SharedProbe, SharedIdentity).
 func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1alpha1.ContextStatus {
 	st := v1alpha1.ContextStatus{Name: name, Objects: []v1alpha1.ObjectStatus{},
 		Inventory: v1alpha1.InventoryState{State: v1alpha1.InventoryUnknown}}
-	c, err := fl.connect(ctx, name)
+	c, err := fl.clients(name)
 	if err != nil {
 		// A cluster that rejected the credentials was reached.
 		var cerr *cluster.CredentialsError
@@ -131,8 +139,23 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
 	}
+	probed := make(chan struct{})
+	var probeErr error
+	go func() {
+		defer close(probed)
+		probeErr = fl.probe(ctx, name, c)
+	}()
+	reached := func() bool { <-probed; return probeErr == nil }
+	rd := fl.readContext(ctx, c, reached)
+	if !reached() {
+		// A cluster that rejected the credentials was reached.
+		var cerr *cluster.CredentialsError
+		st.Reachable = errors.As(probeErr, &cerr) && cerr.Rejected()
+		st.Error = contextError(ctx, probeErr, opts.Timeout)
+		return st
+	}
 	st.Reachable = true
-	id, idErr := cluster.IdentityOf(ctx, c.clients, c.server)
+	id, idErr := rd.id, rd.idErr
 	if err := checkIdentity(name, fl.record.Context(name), id, idErr); err != nil {
 		st.Record = contextRecord(nil, nil, id, nil, time.Now())
 		st.Error = contextError(ctx, err, opts.Timeout)
@@ -141,12 +164,7 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	// The identity alone, until the Lease is read below (a split for a
 	// GitOps engine has none: apply does not write it).
 	st.Record = contextRecord(nil, nil, id, idErr, time.Now())
-	var pkg *cluster.Package
-	if fl.flux != nil || fl.untracked != nil {
-		pkg, err = cluster.ReadObjects(c.factory, c.name, c.dir)
-	} else {
-		pkg, err = cluster.ReadPackage(c.factory, c.name, c.dir)
-	}
+	pkg, err := rd.pkg, rd.pkgErr
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
 		return st
@@ -177,10 +195,9 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 		}
 	} else {
 		st.Inventory.Namespace, st.Inventory.Name = pkg.Inventory.Namespace(), pkg.Inventory.Name()
-		lst, leaseErr := lease.Read(ctx, c.clients.CoordinationV1(), pkg.Inventory.Namespace(), pkg.Inventory.Name())
-		st.Record = contextRecord(lst, leaseErr, id, idErr, time.Now())
-		st.OutDirMismatch = outDirMismatch(name, pkg.Inventory.Namespace(), pkg.Inventory.Name(), fl.record.Context(name), lst)
-		inv, found, err = c.readInventory(pkg)
+		st.Record = contextRecord(rd.lease, rd.leaseErr, id, idErr, time.Now())
+		st.OutDirMismatch = outDirMismatch(name, pkg.Inventory.Namespace(), pkg.Inventory.Name(), fl.record.Context(name), rd.lease)
+		inv, found, err = rd.inv, rd.found, rd.invErr
 	}
 	if err != nil {
 		st.Error = contextError(ctx, err, opts.Timeout)
@@ -202,6 +219,47 @@ func checkContext(ctx context.Context, fl *fleet, name string, opts Options) v1a
 	}
 	st.Objects = objs
 	return st
+}
+
+// contextReads are what checkContext reads of a context before its
+// objects, each with its error.
+type contextReads struct {
+	id       cluster.Identity
+	idErr    error
+	pkg      *cluster.Package
+	pkgErr   error
+	lease    *lease.State
+	leaseErr error
+	inv      []v1alpha1.ObjectRef
+	found    bool
+	invErr   error
+}
+
+// readContext reads the cluster's identity and, at the same time, the
+// context's package, then, once reached says the probe found the cluster,
+// its Lease and its live inventory at once (not for a split for a GitOps
+// engine, which has neither). It returns once every read it began ended:
+// none is left to log once the command is done.
+func (fl *fleet) readContext(ctx context.Context, c *conn, reached func() bool) *contextReads {
+	rd := &contextReads{}
+	var reads sync.WaitGroup
+	defer reads.Wait()
+	reads.Go(func() {
+		rd.id, rd.idErr = fl.kc.SharedIdentity(ctx, c.name, func() (cluster.Identity, error) { return cluster.IdentityFrom(ctx, c.clients.CoreV1, c.server) })
+	})
+	if fl.flux != nil || fl.untracked != nil {
+		rd.pkg, rd.pkgErr = cluster.ReadObjects(c.factory, c.name, c.dir)
+		return rd
+	}
+	if rd.pkg, rd.pkgErr = cluster.ReadPackage(c.factory, c.name, c.dir); rd.pkgErr != nil || !reached() {
+		return rd
+	}
+	inv := rd.pkg.Inventory
+	reads.Go(func() {
+		rd.lease, rd.leaseErr = lease.Read(ctx, c.clients.CoordinationV1, inv.Namespace(), inv.Name())
+	})
+	rd.inv, rd.found, rd.invErr = c.readInventory(rd.pkg)
+	return rd
 }
 
 // contextError words an error of one context, saying so when it is the
