@@ -87,8 +87,13 @@ func (a *clusterAPIServer) auditMark(t testing.TB) int64 {
 // (requestsSince keeps them).
 func (a *clusterAPIServer) writesSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
+	return withoutAsks(a.requestsSince(t, mark))
+}
+
+// withoutAsks are evs without the requests that persist nothing.
+func withoutAsks(evs []auditEvent) []auditEvent {
 	var out []auditEvent
-	for _, e := range a.requestsSince(t, mark) {
+	for _, e := range evs {
 		if !e.asks() {
 			out = append(out, e)
 		}
@@ -105,12 +110,18 @@ func (e auditEvent) asks() bool {
 // requestsSince are writesSince with the dry runs and access reviews.
 func (a *clusterAPIServer) requestsSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
+	return a.eventsSince(t, mark, func(e auditEvent) bool { return e.User.Username == "e2e-admin" })
+}
+
+// eventsSince are the events since mark of the senders by keeps, leaving
+// out the controller manager's (it runs as the e2e user).
+func (a *clusterAPIServer) eventsSince(t testing.TB, mark int64, by func(auditEvent) bool) []auditEvent {
+	t.Helper()
 	var out []auditEvent
 	for _, e := range a.auditEventsSince(t, mark) {
-		if e.User.Username != "e2e-admin" || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
-			continue
+		if by(e) && !strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
+			out = append(out, e)
 		}
-		out = append(out, e)
 	}
 	return out
 }

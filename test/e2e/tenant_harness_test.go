@@ -557,27 +557,14 @@ func (f *tenantFleet) requireNoObjectWrites(t testing.TB, what string, marks map
 // preflight) and an access review persist nothing and are not ones.
 func (a *clusterAPIServer) anyWritesSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
-	var out []auditEvent
-	for _, e := range a.anyRequestsSince(t, mark) {
-		if !e.asks() {
-			out = append(out, e)
-		}
-	}
-	return out
+	return withoutAsks(a.anyRequestsSince(t, mark))
 }
 
 // anyRequestsSince are anyWritesSince with the dry runs and access
 // reviews.
 func (a *clusterAPIServer) anyRequestsSince(t testing.TB, mark int64) []auditEvent {
 	t.Helper()
-	var out []auditEvent
-	for _, e := range a.auditEventsSince(t, mark) {
-		if strings.HasPrefix(e.User.Username, "system:") || strings.HasPrefix(e.UserAgent, "kube-controller-manager") {
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
+	return a.eventsSince(t, mark, func(e auditEvent) bool { return !strings.HasPrefix(e.User.Username, "system:") })
 }
 
 // users are the users (and whom they impersonated) of evs, sorted, once

@@ -112,13 +112,7 @@ func (e *tenantE2E) change(t testing.TB) string {
 	t.Helper()
 	e.value++
 	v := fmt.Sprint(e.value + 1)
-	for _, file := range []string{"web.yaml", "data.yaml"} {
-		p := filepath.Join(e.pkg, file)
-		text := clusterReadFile(t, p)
-		i := strings.Index(text, "  value: ")
-		end := strings.Index(text[i:], "\n")
-		writeFile(t, p, text[:i]+"  value: \""+v+"\""+text[i+end:])
-	}
+	e.setValue(t, v)
 	return v
 }
 
@@ -276,7 +270,13 @@ func (e *tenantE2E) rolloutAndRollback(t *testing.T) {
 // setValue sets both settings ConfigMaps of the package to v.
 func (e *tenantE2E) setValue(t testing.TB, v string) {
 	t.Helper()
-	for _, file := range []string{"web.yaml", "data.yaml"} {
+	e.setValueIn(t, v, "web.yaml", "data.yaml")
+}
+
+// setValueIn sets the settings ConfigMap of each file to v.
+func (e *tenantE2E) setValueIn(t testing.TB, v string, files ...string) {
+	t.Helper()
+	for _, file := range files {
 		p := filepath.Join(e.pkg, file)
 		text := clusterReadFile(t, p)
 		i := strings.Index(text, "  value: ")
@@ -522,11 +522,8 @@ func (e *tenantE2E) asksOnlyWhatChanges(t *testing.T) {
 			t.Errorf("%s: a no-change apply sent %d request(s) that write or ask: %v", ctx, len(evs), evs)
 		}
 	}
-	p := filepath.Join(e.pkg, "data.yaml")
-	text := clusterReadFile(t, p)
-	i := strings.Index(text, "  value: ")
-	end := strings.Index(text[i:], "\n")
-	writeFile(t, p, text[:i]+"  value: \"b-only\""+text[i+end:])
+	before := e.liveValues(t)
+	e.setValueIn(t, "b-only", "data.yaml")
 	marks = e.f.auditMarks(t)
 	r := e.apply(t, e.ci, asTenant...)
 	if r.ExitCode != 0 {
@@ -546,7 +543,7 @@ func (e *tenantE2E) asksOnlyWhatChanges(t *testing.T) {
 	if len(dry) != 1 || !strings.Contains(dry[0].RequestURI, "/namespaces/team-a-data/configmaps/settings") {
 		t.Errorf("B: want one dry run, of settings; got %v", dry)
 	}
-	writeFile(t, p, text)
+	e.setValueIn(t, before[1], "data.yaml")
 	if r := e.apply(t, e.ci, asTenant...); r.ExitCode != 0 {
 		t.Fatalf("back to the package:\n%s", r.result)
 	}

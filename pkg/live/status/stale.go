@@ -30,14 +30,6 @@ func checkHealth(ctx context.Context, cl *conn, inv []v1alpha1.ObjectRef) ([]v1a
 		}
 		out = append(out, o)
 	}
-	slices.SortFunc(out, func(a, b v1alpha1.ObjectStatus) int {
-		switch {
-		case a.ObjectRef.Less(b.ObjectRef):
-			return -1
-		case b.ObjectRef.Less(a.ObjectRef):
-			return 1
-		}
-		return 0
-	})
+	sortByRef(out)
 	return out, nil
 }

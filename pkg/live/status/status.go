@@ -325,7 +325,13 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 	for i := range out {
 		out[i].Drift, out[i].Error = drifts[out[i].ObjectRef], errs[out[i].ObjectRef]
 	}
-	slices.SortFunc(out, func(a, b v1alpha1.ObjectStatus) int {
+	sortByRef(out)
+	return out, nil
+}
+
+// sortByRef sorts objects by their ref, as the document lists them.
+func sortByRef(objs []v1alpha1.ObjectStatus) {
+	slices.SortFunc(objs, func(a, b v1alpha1.ObjectStatus) int {
 		switch {
 		case a.ObjectRef.Less(b.ObjectRef):
 			return -1
@@ -334,7 +340,6 @@ func checkObjects(ctx context.Context, cl *conn, pkg *cluster.Package, inv []v1a
 		}
 		return 0
 	})
-	return out, nil
 }
 
 // runDriftChecks runs the checks, a few at once. An object whose check
