@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,7 +235,18 @@ func (a *applyE2E) placement(t *testing.T) {
 		}
 		return nil
 	})
+	marks := a.auditMarks(t)
 	r := a.mustApply(t, v1alpha1.ApplyApplied)
+	// The package creates its Namespaces: the preflight judges what goes
+	// in them by RBAC, and sends no dry run that could only answer that
+	// its Namespace is not found.
+	for _, name := range a.e.names {
+		for _, e := range a.e.clusters[name].API.requestsSince(t, marks[name]) {
+			if strings.Contains(e.RequestURI, "dryRun=All") && e.ResponseStatus.Code == http.StatusNotFound {
+				t.Errorf("%s: a dry run of an object in a Namespace the apply creates: %s", name, e)
+			}
+		}
+	}
 	placed := a.placed(t)
 	for _, c := range r.report.Contexts {
 		if c.Objects != len(placed[c.Name]) || c.Applied != c.Objects || c.Reconciled != c.Objects {

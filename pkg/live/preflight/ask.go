@@ -106,8 +106,12 @@ func (ck *checker) unchanged(cur, want *unstructured.Unstructured) bool {
 // create dry-runs the create of an object the cluster does not hold:
 // kubectl's create with its last-applied annotation (client-side), or an
 // apply patch (server-side). Its Namespace missing is a refusal, unless
-// the run creates it: then RBAC alone judges.
+// the run creates it: then RBAC alone judges, with no dry run where the
+// read found that Namespace missing already.
 func (ck *checker) create(ctx context.Context, want *unstructured.Unstructured, ref v1alpha1.ObjectRef, mapping *meta.RESTMapping) error {
+	if ns := want.GetNamespace(); ns != "" && ck.absent[ns] && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		return ck.byRBAC(ctx, ref, "create", mapping.Resource.GroupResource(), ns)
+	}
 	h, err := ck.helper(mapping)
 	if err != nil {
 		return err

@@ -11,9 +11,10 @@
 //
 // What cannot be dry-run yet is judged by RBAC alone, with a
 // SelfSubjectAccessReview, and left to the apply for admission: an object
-// in a Namespace that a package of the same run creates (the dry run
-// answers the Namespace is not found), and an object of a kind whose CRD
-// the run installs (the cluster does not serve the kind yet). The
+// in a Namespace that a package of the same run creates (a dry run would
+// answer that the Namespace is not found: none is sent where the read
+// found it missing), and an object of a kind whose CRD the run installs
+// (the cluster does not serve the kind yet). The
 // inventory (kpt's ResourceGroup) and kpt's ResourceGroup CRD are asked
 // with access reviews too: kpt writes them with an update of a whole object
 // that a dry run cannot reproduce. Objects an apply would leave unchanged
@@ -147,6 +148,7 @@ func Check(ctx context.Context, c Context, s v1alpha1.ApplyStrategy) (*Result, e
 		return nil, fmt.Errorf("context %q: reading the objects it writes: %w", c.Name, err)
 	}
 	ck.forbidden = forbidden
+	ck.absent = absentNamespaces(c.Apply, live, forbidden)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(inFlight)
 	for _, u := range c.Apply {
@@ -180,6 +182,10 @@ type checker struct {
 	// cluster's answer: kpt's engine reads each object before it writes
 	// or prunes it.
 	forbidden map[v1alpha1.ObjectRef]error
+	// absent are the Namespaces the context creates that the cluster
+	// does not hold: a dry run of an object in one would only answer
+	// that it is not found.
+	absent map[string]bool
 
 	mu  sync.Mutex
 	res Result
@@ -208,6 +214,21 @@ func (ck *checker) readLive(ctx context.Context) (live map[v1alpha1.ObjectRef]*u
 		refs = append(refs, refOf(id))
 	}
 	return ck.reader.ReadEach(ctx, refs)
+}
+
+// absentNamespaces are the Namespaces among objs that the read found
+// missing: neither in live nor forbidden to read.
+func absentNamespaces(objs []*unstructured.Unstructured, live map[v1alpha1.ObjectRef]*unstructured.Unstructured, forbidden map[v1alpha1.ObjectRef]error) map[string]bool {
+	absent := map[string]bool{}
+	for _, u := range objs {
+		if u.GroupVersionKind().GroupKind() != (schema.GroupKind{Kind: "Namespace"}) {
+			continue
+		}
+		if ref := refOfObject(u); live[ref] == nil && forbidden[ref] == nil {
+			absent[u.GetName()] = true
+		}
+	}
+	return absent
 }
 
 func (ck *checker) refuse(ref v1alpha1.ObjectRef, verb, reason string) {

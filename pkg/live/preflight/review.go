@@ -3,6 +3,7 @@ package preflight
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,22 +22,34 @@ type access struct {
 	name        string
 }
 
-// answerOf is a remembered access review.
+// answerOf is an access review's answer.
 type answerOf struct {
 	allowed bool
 	why     string
 }
 
+// reviewCall is one access review of a run, asked once however many
+// objects wait on it at once.
+type reviewCall struct {
+	once sync.Once
+	ans  answerOf
+	err  error
+}
+
 // review asks RBAC about a with a SelfSubjectAccessReview (as the run's
 // identity, impersonation included), once per question in a run.
 func (ck *checker) review(ctx context.Context, a access) (allowed bool, why string, err error) {
-	if v, ok := ck.reviews.Load(a); ok {
-		ans := v.(answerOf)
-		return ans.allowed, ans.why, nil
-	}
+	v, _ := ck.reviews.LoadOrStore(a, &reviewCall{})
+	call := v.(*reviewCall)
+	call.once.Do(func() { call.ans, call.err = ck.ask(ctx, a) })
+	return call.ans.allowed, call.ans.why, call.err
+}
+
+// ask sends the access review of a.
+func (ck *checker) ask(ctx context.Context, a access) (answerOf, error) {
 	cs, err := ck.c.Factory.KubernetesClientSet()
 	if err != nil {
-		return false, "", err
+		return answerOf{}, err
 	}
 	ck.count(func(r *Result) { r.Reviews++ })
 	sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
@@ -44,7 +57,7 @@ func (ck *checker) review(ctx context.Context, a access) (allowed bool, why stri
 			Resource: a.gr.Resource, Subresource: a.subresource, Name: a.name}}}
 	got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
 	if err != nil {
-		return false, "", fmt.Errorf("asking RBAC whether it may %s %s: %w", a.verb, a.gr, err)
+		return answerOf{}, fmt.Errorf("asking RBAC whether it may %s %s: %w", a.verb, a.gr, err)
 	}
 	ans := answerOf{allowed: got.Status.Allowed && !got.Status.Denied}
 	switch {
@@ -53,8 +66,7 @@ func (ck *checker) review(ctx context.Context, a access) (allowed bool, why stri
 	case got.Status.EvaluationError != "":
 		ans.why = ": " + got.Status.EvaluationError
 	}
-	ck.reviews.Store(a, ans)
-	return ans.allowed, ans.why, nil
+	return ans, nil
 }
 
 // byRBAC judges a write that cannot be dry-run yet by RBAC alone; the
