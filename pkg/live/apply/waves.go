@@ -151,8 +151,16 @@ func (r *run) runWave(ctx context.Context, w *wave) {
 		verb = "dry-run of"
 	}
 	r.waveLog(w, "%s %d context(s): %s", verb, len(w.targets), strings.Join(w.plan.Contexts, ", "))
-	r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseApplying})
+	// The wave's applies need not wait for the note on every held lock
+	// (a Lease write each, hundreds on a large fleet); it is done before
+	// the wave goes on, so that the bake's note comes after it.
+	noted := make(chan struct{})
+	go func() {
+		defer close(noted)
+		r.noteProgress(ctx, lease.Progress{Wave: w.plan.Name, Phase: lease.PhaseApplying})
+	}()
 	r.phaseOn(ctx, w.targets, limit, r.firstPhase)
+	<-noted
 	r.phaseOn(ctx, r.prunable(), limit, r.secondPhase)
 	if !r.opts.DryRun {
 		r.waveLog(w, "%d of %d context(s) applied and Current", len(w.targets)-len(r.failedIn(w)), len(w.targets))
