@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,25 +105,16 @@ func validateApply(a *ApplyOptions, p *field.Path) field.ErrorList {
 	if len(a.FieldManager) > 128 {
 		errs = append(errs, field.TooLong(p.Child("fieldManager"), a.FieldManager, 128))
 	}
-	if v := a.InventoryPolicy; v != "" && !contains(InventoryPolicies, v) {
+	if v := a.InventoryPolicy; v != "" && !slices.Contains(InventoryPolicies, v) {
 		errs = append(errs, field.NotSupported(p.Child("inventoryPolicy"), v, InventoryPolicies))
 	}
-	if v := a.PrunePropagationPolicy; v != "" && !contains(PropagationPolicies, v) {
+	if v := a.PrunePropagationPolicy; v != "" && !slices.Contains(PropagationPolicies, v) {
 		errs = append(errs, field.NotSupported(p.Child("prunePropagationPolicy"), v, PropagationPolicies))
 	}
 	if t := a.PruneTimeout; t != nil && t.Duration <= 0 {
 		errs = append(errs, field.Invalid(p.Child("pruneTimeout"), t.Duration.String(), "must be more than 0"))
 	}
 	return errs
-}
-
-func contains(list []string, v string) bool {
-	for _, s := range list {
-		if s == v {
-			return true
-		}
-	}
-	return false
 }
 
 // Over returns o with every field that flags sets taken from flags: the
@@ -162,10 +154,10 @@ func (o *ApplyOptions) Check() error {
 	if o.ForceConflicts != nil && *o.ForceConflicts && (o.ServerSide == nil || !*o.ServerSide) {
 		return fmt.Errorf("--force-conflicts (or spec.apply.forceConflicts) needs server-side apply: only server-side apply has conflicts; add --server-side (or spec.apply.serverSide: true)")
 	}
-	if v := o.InventoryPolicy; v != "" && !contains(InventoryPolicies, v) {
+	if v := o.InventoryPolicy; v != "" && !slices.Contains(InventoryPolicies, v) {
 		return fmt.Errorf("--inventory-policy %q: want %s", v, strings.Join(InventoryPolicies, " or "))
 	}
-	if v := o.PrunePropagationPolicy; v != "" && !contains(PropagationPolicies, v) {
+	if v := o.PrunePropagationPolicy; v != "" && !slices.Contains(PropagationPolicies, v) {
 		return fmt.Errorf("--prune-propagation-policy %q: want %s", v, strings.Join(PropagationPolicies, ", "))
 	}
 	if t := o.PruneTimeout; t != nil && t.Duration <= 0 {

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 )
 
@@ -30,7 +28,7 @@ func (r *run) firstPhase(ctx context.Context, t *target) {
 		r.fail(t, err)
 		return
 	}
-	objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
+	objs := t.applied()
 	switch {
 	case len(t.kept) > 0 && len(t.pkg.Objects) == 0:
 		r.log.printf(t.name, "applying %d object(s): the ones it hands off, kept until their new copies are Current (its new package has none)", len(objs))

@@ -6,7 +6,6 @@ import (
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/shard-router/shard-router/pkg/live/preflight"
 )
@@ -42,7 +41,7 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 	for i, t := range asked {
 		g.Go(func() error {
 			c := preflight.Context{Name: t.name, Factory: t.factory, Inventory: t.pkg.Inventory, InventoryFound: t.live.Found,
-				Apply: append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...), Prune: t.leaving(),
+				Apply: t.applied(), Prune: t.leaving(),
 				InstallCRD: !r.opts.DryRun && r.installsCRD(t), Creates: creates[t.identity.UID]}
 			if t.identity.UID == "" {
 				preflight.CreatesOf(c.Apply, &c.Creates)

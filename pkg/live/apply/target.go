@@ -252,6 +252,12 @@ func (t *target) oldObjects() object.ObjMetadataSet {
 	return object.UnstructuredSetToObjMetadataSet(t.old.Objects)
 }
 
+// applied are the objects the context's apply sends: its package's, and
+// the copies it keeps of the objects it hands off.
+func (t *target) applied() []*unstructured.Unstructured {
+	return append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
+}
+
 // leaving are the objects the context holds (its live inventory, or
 // OUT_DIR) that its new package lacks: what its apply prunes.
 func (t *target) leaving() object.ObjMetadataSet {

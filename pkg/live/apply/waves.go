@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
 	"github.com/shard-router/shard-router/pkg/live/gate"
@@ -318,7 +317,7 @@ func (r *run) bake(ctx context.Context, w *wave) {
 		if t.failed || !t.firstDone {
 			continue
 		}
-		objs := append(append([]*unstructured.Unstructured{}, t.pkg.Objects...), t.kept...)
+		objs := t.applied()
 		hc, err := status.NewHealthChecker(t.factory, objs)
 		if err != nil {
 			r.failBake(t, fmt.Errorf("context %q: reading its objects' health: %w", t.name, err))
