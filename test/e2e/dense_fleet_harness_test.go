@@ -3,13 +3,18 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shard-router/shard-router/internal/localfleet"
 )
@@ -91,6 +96,48 @@ func (f *denseFleet) objectWritesSince(t testing.TB, marks []int64) []auditEvent
 		out = append(out, a.objectWritesSince(t, marks[j])...)
 	}
 	return out
+}
+
+// requestCounts are the requests the clusters served so far, summed over
+// them, by verb and resource ("LIST leases"), as kube-apiserver counts them
+// (apiserver_request_total): reads too, which the audit logs leave out.
+func (f *denseFleet) requestCounts(t testing.TB) map[string]int {
+	t.Helper()
+	counts := map[string]int{}
+	for j := range f.Clusters {
+		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: f.ContextName(j)}).ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+		if err != nil {
+			t.Fatalf("cluster %d's metrics: %v", j, err)
+		}
+		for _, m := range requestTotal.FindAllStringSubmatch(string(body), -1) {
+			n, _ := strconv.ParseFloat(m[4], 64)
+			counts[m[3]+" "+m[1]+m[2]] += int(n)
+		}
+	}
+	return counts
+}
+
+var requestTotal = regexp.MustCompile(`(?m)^apiserver_request_total\{.*?resource="([^"]*)".*?subresource="([^"]*)".*?verb="([^"]*)".*?\} (\S+)$`)
+
+// countsSince are the requests served since before, by verb and resource.
+func (f *denseFleet) countsSince(t testing.TB, before map[string]int) map[string]int {
+	t.Helper()
+	d := map[string]int{}
+	for k, n := range f.requestCounts(t) {
+		if n > before[k] {
+			d[k] = n - before[k]
+		}
+	}
+	return d
 }
 
 // clustersCPU is the CPU time (user and system) the fleet's etcd and

@@ -172,9 +172,12 @@ func (e *denseE2E) converges(t *testing.T) {
 }
 
 // noChange: an apply with nothing to change sends no write to an object
-// (the locks' Leases aside) in any of the clusters.
+// (the locks' Leases aside) in any of the clusters, and reads the
+// contexts' inventories and Leases with a list per cluster (its contexts
+// share its user entry and inventory namespace), not a GET per context.
 func (e *denseE2E) noChange(t *testing.T) {
 	marks := e.fleet.auditMarks(t)
+	before := e.fleet.requestCounts(t)
 	r := e.apply(t)
 	if r.ExitCode != 0 {
 		t.Fatalf("a no-change apply:\n%s", r.result)
@@ -182,15 +185,31 @@ func (e *denseE2E) noChange(t *testing.T) {
 	if w := e.fleet.objectWritesSince(t, marks); len(w) > 0 {
 		t.Errorf("a no-change apply of %d contexts sent %d write(s) to objects:\n%s", e.fleet.Contexts, len(w), describeWrites(w))
 	}
+	e.requireReadTogether(t, "a no-change apply", e.fleet.countsSince(t, before))
+}
+
+// requireReadTogether checks that a command read the ResourceGroups and
+// the Leases of the contexts with one list each per cluster: no GET of a
+// ResourceGroup, and at most one GET of a Lease per cluster (the
+// kube-apiservers' own Leases, in kube-system, are read too).
+func (e *denseE2E) requireReadTogether(t *testing.T, what string, reads map[string]int) {
+	t.Helper()
+	c := e.fleet.Clusters
+	if reads["LIST resourcegroups"] != c || reads["GET resourcegroups"] != 0 || reads["LIST leases"] != c || reads["GET leases"] > c {
+		t.Errorf("%s of %d contexts on %d clusters read ResourceGroups with %d LIST and %d GET, Leases with %d LIST and %d GET; want a list of each per cluster, no GET per context",
+			what, e.fleet.Contexts, c, reads["LIST resourcegroups"], reads["GET resourcegroups"], reads["LIST leases"], reads["GET leases"])
+	}
 }
 
 // status: status reads every context, every object Current and in sync.
 func (e *denseE2E) status(t *testing.T) {
+	before := e.fleet.requestCounts(t)
 	res := runCmd(t, cmdSpec{Timeout: 5 * time.Minute}, e.bin, "status", e.out, "--kubeconfig", e.fleet.kubeconfig, "-o", "json", "--detailed-exitcode")
 	if res.ExitCode != 0 {
 		t.Fatalf("status of %d contexts:\n%s", e.fleet.Contexts, res)
 	}
 	t.Logf("status of %d contexts: %s", e.fleet.Contexts, res.Wall.Round(time.Millisecond))
+	e.requireReadTogether(t, "status", e.fleet.countsSince(t, before))
 	var doc v1alpha1.FleetStatus
 	if err := json.Unmarshal([]byte(res.Stdout), &doc); err != nil {
 		t.Fatalf("status -o json: %v\n%s", err, res)

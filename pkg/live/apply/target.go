@@ -106,6 +106,10 @@ func (t *target) fail(err error) {
 // live inventory and what OUT_DIR holds for it. A context that cannot be
 // read fails alone.
 func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
+	if rec := r.fleet.record; rec != nil {
+		kc.ReadTogether(cluster.RecordedInventories(r.outDir().Path, r.contextNames(),
+			func(name string) bool { return rec.Context(name) != nil }))
+	}
 	r.prepareEach(ctx, kc, r.targets, r.prepare)
 }
 
@@ -173,10 +177,10 @@ func (r *run) load(ctx context.Context, kc *cluster.Kubeconfig, t *target, pkgEr
 		st      *lease.State
 		stErr   error
 	)
-	reads.Go(func() { live, liveErr = cluster.ReadLiveInventory(t.reads, pkg.Inventory) })
+	reads.Go(func() { live, liveErr = cluster.ReadLiveInventory(kc.InventoryReadsOf(t.name, t.reads), pkg.Inventory) })
 	reads.Go(func() {
 		if stErr = csErr; stErr == nil {
-			st, stErr = lease.Read(ctx, cs.CoordinationV1, pkg.Inventory.Namespace(), pkg.Inventory.Name())
+			st, stErr = lease.Read(ctx, kc.LeasesOf(t.name, cs.CoordinationV1), pkg.Inventory.Namespace(), pkg.Inventory.Name())
 		}
 	})
 	old, oldErr := r.readOld(t)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	kptutil "github.com/kptdev/kpt/commands/util"
 	"github.com/kptdev/kpt/pkg/lib/util/cfgflags"
@@ -44,6 +45,9 @@ type Kubeconfig struct {
 	// cluster and user entries: the cluster's identity, status' probe
 	// (identity.go).
 	shared sync.Map
+	// together is ReadTogether's plan: the group of each context whose
+	// first inventory and Lease reads are one list (together.go).
+	together atomic.Value
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows

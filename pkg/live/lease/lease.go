@@ -63,6 +63,8 @@ const (
 	// ManagedByLabel marks the Leases shard-router writes.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	managedBy      = "shard-router"
+	// ManagedBySelector selects them.
+	ManagedBySelector = ManagedByLabel + "=" + managedBy
 )
 
 // RenewEvery is how often a holder renews its lock (a third of Duration,

@@ -164,10 +164,12 @@ func (c *conn) probe(ctx context.Context) error {
 	return c.clients.Discovery.RESTClient().Get().AbsPath("/version").Do(ctx).Error()
 }
 
-// readInventory reads the objects the context's live ResourceGroup lists;
+// readInventory reads, with f (c.factory, or what answers from a list of
+// several contexts' inventories: cluster.ReadTogether), the objects the
+// context's live ResourceGroup lists;
 // found is false when the cluster has none (or not even its CRD).
-func (c *conn) readInventory(pkg *cluster.Package) (refs []v1alpha1.ObjectRef, found bool, err error) {
-	live, err := cluster.ReadLiveInventory(c.factory, pkg.Inventory)
+func (c *conn) readInventory(f cmdutil.Factory, pkg *cluster.Package) (refs []v1alpha1.ObjectRef, found bool, err error) {
+	live, err := cluster.ReadLiveInventory(f, pkg.Inventory)
 	if err != nil {
 		return nil, false, err
 	}

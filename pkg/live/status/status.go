@@ -84,6 +84,10 @@ func Run(ctx context.Context, opts Options) (*v1alpha1.FleetStatus, error) {
 	}
 	fl.kc.Impersonate(opts.Impersonate)
 	names := fl.names
+	if fl.flux == nil && fl.untracked == nil {
+		fl.kc.ReadTogether(cluster.RecordedInventories(fl.outDir, names,
+			func(name string) bool { return fl.record.Context(name) != nil }))
+	}
 	doc := &v1alpha1.FleetStatus{TypeMeta: v1alpha1.NewTypeMeta(v1alpha1.FleetStatusKind), Rollout: fl.rollout,
 		Gates: fl.gates, Contexts: make([]v1alpha1.ContextStatus, len(names))}
 	var g errgroup.Group
@@ -256,9 +260,9 @@ func (fl *fleet) readContext(ctx context.Context, c *conn, reached func() bool) 
 	}
 	inv := rd.pkg.Inventory
 	reads.Go(func() {
-		rd.lease, rd.leaseErr = lease.Read(ctx, c.clients.CoordinationV1, inv.Namespace(), inv.Name())
+		rd.lease, rd.leaseErr = lease.Read(ctx, fl.kc.LeasesOf(c.name, c.clients.CoordinationV1), inv.Namespace(), inv.Name())
 	})
-	rd.inv, rd.found, rd.invErr = c.readInventory(rd.pkg)
+	rd.inv, rd.found, rd.invErr = c.readInventory(fl.kc.InventoryReadsOf(c.name, c.factory), rd.pkg)
 	return rd
 }
 
