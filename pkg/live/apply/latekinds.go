@@ -50,7 +50,8 @@ func withLateKinds(w watcher.StatusWatcher) (watcher.StatusWatcher, error) {
 // not serve yet, it relays the watch's events and adds those ids' status.
 func (w *lateKindWatcher) Watch(ctx context.Context, ids object.ObjMetadataSet, opts watcher.Options) <-chan event.Event {
 	late := w.lateIDs(ids)
-	inner := w.DefaultStatusWatcher.Watch(ctx, ids, namespaceScoped(ids, opts))
+	opts = namespaceScoped(ids, opts)
+	inner := watchingOne(w.DefaultStatusWatcher, ids, opts).Watch(ctx, ids, opts)
 	if len(late) == 0 {
 		return inner
 	}
