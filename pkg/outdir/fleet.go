@@ -39,6 +39,10 @@ type FleetRecord struct {
 
 	path string
 	mu   sync.Mutex
+	// writing is held by the one writing the file; changes counts the
+	// changes made, written those the file holds (see Restore).
+	writing          sync.Mutex
+	changes, written uint64
 }
 
 // FleetContext is one context's entry.
@@ -120,17 +124,39 @@ func (f *FleetRecord) Set(name string, c FleetContext) error {
 }
 
 // Restore puts a context's entry back as it was (nil: none) and writes
-// the file.
+// the file. It returns once the file holds the change: changes made while
+// another is being written are written together, by one of their callers
+// (a group commit), so that a run locking or unlocking 256 contexts at
+// once writes the file tens of times, not 512.
 func (f *FleetRecord) Restore(name string, c *FleetContext) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if c == nil {
 		delete(f.Contexts, name)
 	} else {
 		f.Contexts[name] = c
 	}
-	if err := writeJSON(f.path, f); err != nil {
+	f.changes++
+	mine := f.changes
+	f.mu.Unlock()
+
+	f.writing.Lock()
+	defer f.writing.Unlock()
+	f.mu.Lock()
+	if f.written >= mine {
+		f.mu.Unlock()
+		return nil // written with another's change
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	upto := f.changes
+	f.mu.Unlock()
+	if err == nil {
+		err = writeFile(f.path, data)
+	}
+	if err != nil {
 		return fmt.Errorf("recording context %q in %s: %w", name, f.path, err)
 	}
+	f.mu.Lock()
+	f.written = upto
+	f.mu.Unlock()
 	return nil
 }

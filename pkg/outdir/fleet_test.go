@@ -1,6 +1,7 @@
 package outdir
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,5 +82,51 @@ func TestFleetRecordRefusesAnotherFormat(t *testing.T) {
 		if _, err := OpenFleet(d); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", data, err, want)
 		}
+	}
+}
+
+// Contexts set at once are written together, and each Set returns only
+// once the file holds its entry (what a run killed right after it finds).
+func TestFleetRecordSetsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenOutDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenFleet(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 64
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			name := fmt.Sprintf("ctx-%02d", i)
+			if err := f.Set(name, FleetContext{Serial: int64(i + 1)}); err != nil {
+				errs <- err
+				return
+			}
+			g, err := OpenFleet(d)
+			switch {
+			case err != nil:
+				errs <- err
+			case g.Context(name) == nil || g.Context(name).Serial != int64(i+1):
+				errs <- fmt.Errorf("Set(%s) returned, but the file holds %v", name, g.Context(name))
+			default:
+				errs <- nil
+			}
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	g, err := OpenFleet(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Contexts) != n {
+		t.Errorf("the file holds %d contexts, want %d", len(g.Contexts), n)
 	}
 }

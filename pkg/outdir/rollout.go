@@ -199,6 +199,12 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
+	return writeFile(path, data)
+}
+
+// writeFile writes data and a newline to path atomically: a new file
+// renamed over the old.
+func writeFile(path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, append(data, '\n'), FileMode); err != nil {
 		return err

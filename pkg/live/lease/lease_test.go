@@ -275,9 +275,12 @@ func testLost(t *testing.T, cs kubernetes.Interface) {
 	if _, err := ForceUnlock(ctx, c, "default", "demo-a", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Acquire(ctx, c, req("thief", 0)); err != nil {
+	thief, err := Acquire(ctx, c, req("thief", 0))
+	if err != nil {
 		t.Fatal(err)
 	}
+	// Its renewals stop before RenewEvery is put back.
+	defer func() { _ = thief.Release(ctx, OutcomeApplied) }()
 	select {
 	case err := <-lost:
 		if !strings.Contains(err.Error(), `context "A": the lock on Lease default/shard-router.demo-a was taken away`) {
