@@ -59,7 +59,7 @@ func InventoryRefOf(dir string) (ref InventoryRef, ok bool) {
 // A context alone in its group is read as before.
 //
 // The list answers each context's first read of each object only (see
-// Together): later reads, after this run's writes, go to the cluster. A
+// firstRead): later reads, after this run's writes, go to the cluster. A
 // list that fails (a tenant without the list verb, a cluster without the
 // ResourceGroup CRD) or that lacks an object (a Lease without shard-router's
 // label, an inventory never applied) leaves each context to its own GET,
@@ -75,11 +75,11 @@ func (k *Kubeconfig) ReadTogether(refs map[string]InventoryRef) {
 		byGroup[key] = append(byGroup[key], name)
 	}
 	plan := map[string]*togetherMember{}
-	for key, names := range byGroup {
+	for _, names := range byGroup {
 		if len(names) < 2 {
 			continue
 		}
-		g := &togetherGroup{key: key}
+		g := &togetherGroup{}
 		for _, name := range names {
 			g.ids = append(g.ids, refs[name].ID)
 			plan[name] = &togetherMember{group: g, ref: refs[name]}
@@ -93,7 +93,6 @@ type togetherKey struct{ cluster, user, namespace string }
 
 // togetherGroup is one group's lists, each made once, by its first read.
 type togetherGroup struct {
-	key         togetherKey
 	ids         []string
 	rgOnce      sync.Once
 	rgs         map[string]*unstructured.Unstructured
@@ -182,13 +181,12 @@ func (r togetherResource) Namespace(ns string) dynamic.ResourceInterface {
 	if ns != r.m.ref.Namespace {
 		return ri
 	}
-	return togetherRGs{ResourceInterface: ri, list: r.NamespaceableResourceInterface.Namespace(ns), m: r.m}
+	return togetherRGs{ResourceInterface: ri, m: r.m}
 }
 
 type togetherRGs struct {
 	dynamic.ResourceInterface
-	list dynamic.ResourceInterface
-	m    *togetherMember
+	m *togetherMember
 }
 
 func (r togetherRGs) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
@@ -201,7 +199,7 @@ func (r togetherRGs) Get(ctx context.Context, name string, opts metav1.GetOption
 		if err != nil {
 			return
 		}
-		l, err := r.list.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+		l, err := r.ResourceInterface.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return
 		}
