@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kptdev/kpt/pkg/live"
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -58,8 +59,8 @@ func InventoryRefOf(dir string) (ref InventoryRef, ok bool) {
 // caught up with etcd (consistent reads from cache), as fresh as a GET.
 // A context alone in its group is read as before.
 //
-// The list answers each context's first read of each object only (see
-// firstRead): later reads, after this run's writes, go to the cluster. A
+// The list answers each context's first read of each object only (its
+// rgRead, leaseRead): later reads, after this run's writes, go to the cluster. A
 // list that fails (a tenant without the list verb, a cluster without the
 // ResourceGroup CRD) or that lacks an object (a Lease without shard-router's
 // label, an inventory never applied) leaves each context to its own GET,
@@ -91,44 +92,49 @@ func (k *Kubeconfig) ReadTogether(refs map[string]InventoryRef) {
 // togetherKey is a group of contexts read together.
 type togetherKey struct{ cluster, user, namespace string }
 
-// togetherGroup is one group's lists, each made once, by its first read.
+// togetherGroup is one group's lists: of its ResourceGroups, of its
+// Leases.
 type togetherGroup struct {
-	ids         []string
-	rgOnce      sync.Once
-	rgs         map[string]*unstructured.Unstructured
-	leaseOnce   sync.Once
-	leases      map[string]*coordinationv1.Lease
-	rgListed    bool
-	leaseListed bool
+	ids    []string
+	rgs    listOnce[unstructured.Unstructured]
+	leases listOnce[coordinationv1.Lease]
+}
+
+// listOnce is a group's list of one resource, made once, by the first
+// read that needs it.
+type listOnce[T any] struct {
+	once sync.Once
+	// byName is the list's objects; nil when the list failed.
+	byName map[string]*T
+}
+
+// get is the listed object named name, listing first (list) if no read
+// did yet; nil when the list failed or lacks it.
+func (l *listOnce[T]) get(name string, list func() ([]T, error), nameOf func(*T) string) *T {
+	l.once.Do(func() {
+		items, err := list()
+		if err != nil {
+			return
+		}
+		l.byName = make(map[string]*T, len(items))
+		for i := range items {
+			l.byName[nameOf(&items[i])] = &items[i]
+		}
+	})
+	return l.byName[name]
 }
 
 // togetherMember is one context of a group: where its inventory is, and
 // whether its first reads were answered.
 type togetherMember struct {
-	group     *togetherGroup
-	ref       InventoryRef
-	mu        sync.Mutex
-	rgRead    bool
-	leaseRead bool
+	group             *togetherGroup
+	ref               InventoryRef
+	rgRead, leaseRead atomic.Bool
 }
 
 func (k *Kubeconfig) member(context string) *togetherMember {
 	plan, _ := k.together.Load().(map[string]*togetherMember)
 	return plan[context]
-}
-
-// firstRead reports whether this is the context's first read of its
-// ResourceGroup (rg) or its Lease, and marks it read.
-func (m *togetherMember) firstRead(rg bool) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	seen := &m.leaseRead
-	if rg {
-		seen = &m.rgRead
-	}
-	first := !*seen
-	*seen = true
-	return first
 }
 
 // InventoryReadsOf is f for reading context's live inventory: its first
@@ -190,26 +196,22 @@ type togetherRGs struct {
 }
 
 func (r togetherRGs) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
-	if name != r.m.ref.Name || len(sub) > 0 || opts.ResourceVersion != "" || !r.m.firstRead(true) {
+	if name != r.m.ref.Name || len(sub) > 0 || opts.ResourceVersion != "" || r.m.rgRead.Swap(true) {
 		return r.ResourceInterface.Get(ctx, name, opts, sub...)
 	}
-	g := r.m.group
-	g.rgOnce.Do(func() {
-		sel, err := labels.NewRequirement(common.InventoryLabel, selection.In, g.ids)
+	ids := r.m.group.ids
+	u := r.m.group.rgs.get(name, func() ([]unstructured.Unstructured, error) {
+		sel, err := labels.NewRequirement(common.InventoryLabel, selection.In, ids)
 		if err != nil {
-			return
+			return nil, err
 		}
 		l, err := r.ResourceInterface.List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
-			return
+			return nil, err
 		}
-		g.rgs = map[string]*unstructured.Unstructured{}
-		for i := range l.Items {
-			g.rgs[l.Items[i].GetName()] = &l.Items[i]
-		}
-		g.rgListed = true
-	})
-	if u := g.rgs[name]; g.rgListed && u != nil {
+		return l.Items, nil
+	}, (*unstructured.Unstructured).GetName)
+	if u != nil {
 		return u.DeepCopy(), nil
 	}
 	return r.ResourceInterface.Get(ctx, name, opts, sub...)
@@ -234,22 +236,17 @@ type togetherLeaseReads struct {
 }
 
 func (c togetherLeaseReads) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
-	if name != lease.Name(c.m.ref.Name) || opts.ResourceVersion != "" || !c.m.firstRead(false) {
+	if name != lease.Name(c.m.ref.Name) || opts.ResourceVersion != "" || c.m.leaseRead.Swap(true) {
 		return c.LeaseInterface.Get(ctx, name, opts)
 	}
-	g := c.m.group
-	g.leaseOnce.Do(func() {
+	l := c.m.group.leases.get(name, func() ([]coordinationv1.Lease, error) {
 		l, err := c.LeaseInterface.List(ctx, metav1.ListOptions{LabelSelector: lease.ManagedBySelector})
 		if err != nil {
-			return
+			return nil, err
 		}
-		g.leases = map[string]*coordinationv1.Lease{}
-		for i := range l.Items {
-			g.leases[l.Items[i].Name] = &l.Items[i]
-		}
-		g.leaseListed = true
-	})
-	if l := g.leases[name]; g.leaseListed && l != nil {
+		return l.Items, nil
+	}, (*coordinationv1.Lease).GetName)
+	if l != nil {
 		return l.DeepCopy(), nil
 	}
 	return c.LeaseInterface.Get(ctx, name, opts)
