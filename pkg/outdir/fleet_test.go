@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-func TestFleetRecord(t *testing.T) {
-	dir := t.TempDir()
-	d, err := OpenOutDir(dir)
+// openNewFleet opens the record of a new, empty OUT_DIR.
+func openNewFleet(t *testing.T) (*OutDir, *FleetRecord) {
+	t.Helper()
+	d, err := OpenOutDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,6 +19,12 @@ func TestFleetRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return d, f
+}
+
+func TestFleetRecord(t *testing.T) {
+	d, f := openNewFleet(t)
+	dir := d.Path
 	if f.Owner != "" || f.Context("A") != nil {
 		t.Fatalf("a new OUT_DIR's record: owner %q, A %v; want none", f.Owner, f.Context("A"))
 	}
@@ -88,15 +95,7 @@ func TestFleetRecordRefusesAnotherFormat(t *testing.T) {
 // Contexts set at once are written together, and each Set returns only
 // once the file holds its entry (what a run killed right after it finds).
 func TestFleetRecordSetsAtOnce(t *testing.T) {
-	dir := t.TempDir()
-	d, err := OpenOutDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := OpenFleet(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, f := openNewFleet(t)
 	const n = 64
 	errs := make(chan error, n)
 	for i := range n {

@@ -3,8 +3,8 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,9 +12,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shard-router/shard-router/internal/localfleet"
 )
@@ -104,19 +101,10 @@ func (f *denseFleet) objectWritesSince(t testing.TB, marks []int64) []auditEvent
 func (f *denseFleet) requestCounts(t testing.TB) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
-	for j := range f.Clusters {
-		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: f.kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: f.ContextName(j)}).ClientConfig()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cs, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
-		if err != nil {
-			t.Fatalf("cluster %d's metrics: %v", j, err)
+	for _, a := range f.apis {
+		code, body, err := a.do("GET", "/metrics", "", nil)
+		if err != nil || code != http.StatusOK {
+			t.Fatalf("%s: GET /metrics: %d %v: %s", a.Name, code, err, body)
 		}
 		for _, m := range requestTotal.FindAllStringSubmatch(string(body), -1) {
 			n, _ := strconv.ParseFloat(m[4], 64)
