@@ -115,11 +115,18 @@ func (e *denseE2E) value(t testing.TB, j int) string {
 
 // converges: the first apply creates every object of every context, in
 // its context's cluster and nowhere else, each context's ResourceGroup
-// listing exactly its own objects.
+// listing exactly its own objects, read by kpt's engine twice.
 func (e *denseE2E) converges(t *testing.T) {
+	before := e.fleet.requestCounts(t)
 	r := e.apply(t)
 	if r.ExitCode != 0 {
 		t.Fatalf("the first apply of %d contexts:\n%s", e.fleet.Contexts, r.result)
+	}
+	// Each context's inventory is read once before the run writes, and
+	// twice by kpt's engine (as it prepares, and as it replaces it after
+	// the apply), whose seven reads with no write between are one each.
+	if got, want := e.fleet.countsSince(t, before)["GET resourcegroups"], 3*e.fleet.Contexts; got > want {
+		t.Errorf("the first apply of %d contexts read ResourceGroups with %d GETs, want at most %d: 3 per context", e.fleet.Contexts, got, want)
 	}
 	e.requireAll(t, r, v1alpha1.ApplyApplied)
 	for j := range e.p.Namespaces {

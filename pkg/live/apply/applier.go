@@ -77,7 +77,7 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 			return fmt.Errorf("context %q: %w", t.name, err)
 		}
 	}
-	invClient, err := cluster.NewInventoryClient(t.factory)
+	invClient, err := cluster.NewApplierInventoryClient(t.factory)
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}

@@ -385,14 +385,16 @@ func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, e
 	var waitingSince time.Time
 	l, err := lease.Acquire(ctx, cs.CoordinationV1(), lease.Request{
 		Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(),
-		Me: r.fleet.me, Timeout: r.opts.LockTimeout, OnLost: r.fleet.lost,
+		Me: r.fleet.me, Timeout: r.opts.LockTimeout, OnLost: r.fleet.lost, Seen: t.lease,
 		OnWait: func(cur *lease.State, until time.Time) {
 			waitingSince = time.Now()
 			r.log.printf(t.name, "waiting for its lock: %s", waitingFor(cur, ns, name, until, r.opts.LockTimeout, waitingSince))
 		},
 		Check: func(cur *lease.State) (lease.Record, error) {
-			// Read again just before the lock is taken: another run may
-			// have written the cluster since it was read.
+			// Decided on the Lease as the load read it, the lock is
+			// written only if nobody wrote it since (Seen); else on a
+			// read just before the lock is taken: another run may have
+			// written the cluster since it was read.
 			found := "read again just before taking its lock"
 			if !waitingSince.IsZero() {
 				found = fmt.Sprintf("read again once its lock was free, after waiting %s for it", time.Since(waitingSince).Round(time.Second))

@@ -175,6 +175,7 @@ func (d togetherDynamic) Resource(gvr schema.GroupVersionResource) dynamic.Names
 	return togetherResource{NamespaceableResourceInterface: r, m: d.m}
 }
 
+// resourceGroups is the resource of kpt's inventories.
 var resourceGroups = schema.GroupResource{Group: live.ResourceGroupGVK.Group, Resource: "resourcegroups"}
 
 type togetherResource struct {

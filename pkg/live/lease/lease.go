@@ -542,6 +542,13 @@ type Request struct {
 	Timeout time.Duration
 	// Check decides whether the run may write (see Check).
 	Check Check
+	// Seen is the Lease as the run read it before (nil: not read). The
+	// lock is first written from it, under its resourceVersion (created,
+	// if the read found none), without reading the Lease again; a write
+	// that finds it changed since (a conflict, "already exists"), a lock
+	// another run held then, or a Check that refuses it, reads it again
+	// and decides on that read, as without Seen.
+	Seen *State
 	// OnLost is called, once, when a renewal finds the lock taken away.
 	OnLost func(error)
 	// OnWait is called once, when the run starts waiting for a lock
@@ -575,24 +582,25 @@ type Lock struct {
 // claim reads the Lease until no other live run holds it (waiting up to
 // req.Timeout), checks its record with req.Check, and writes write's
 // change of it under a resourceVersion precondition: a conflict (another
-// run wrote it meanwhile) starts over. It returns what it wrote, the state
-// it replaced and how long it waited.
+// run wrote it meanwhile) starts over. Its first look may be req.Seen,
+// whose write succeeds only if the Lease is still what was seen; any
+// other outcome of it looks again. It returns what it wrote, the state it
+// replaced and how long it waited.
 func claim(ctx context.Context, client coordclient.LeaseInterface, req Request, write func(l *coordinationv1.Lease, rec Record)) (*coordinationv1.Lease, *State, Record, time.Duration, error) {
 	name := Name(req.Inventory)
 	start := time.Now()
 	told := false
+	seen := req.Seen
 	for {
-		l, err := client.Get(ctx, name, metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil, nil, Record{}, 0, fmt.Errorf("context %q: reading Lease %s/%s: %w", req.Context, req.Namespace, name, err)
+		l, cur, err := look(ctx, client, req, &seen)
+		if err != nil {
+			return nil, nil, Record{}, 0, err
 		}
-		var cur *State
-		if apierrors.IsNotFound(err) {
-			l, cur = nil, &State{}
-		} else if cur, err = stateOf(l); err != nil {
-			return nil, nil, Record{}, 0, fmt.Errorf("context %q: %w", req.Context, err)
-		}
+		fresh := cur != req.Seen
 		if now := time.Now(); cur.Held(now) && cur.Holder != req.Me.String() {
+			if !fresh {
+				continue
+			}
 			waited := time.Since(start)
 			if waited >= req.Timeout {
 				he := NewHeldError(req.Context, req.Namespace, req.Inventory, cur, now)
@@ -611,6 +619,9 @@ func claim(ctx context.Context, client coordclient.LeaseInterface, req Request, 
 			continue
 		}
 		rec, err := req.Check(cur)
+		if err != nil && !fresh {
+			continue
+		}
 		if err != nil {
 			return nil, nil, Record{}, 0, err
 		}
@@ -637,6 +648,33 @@ func claim(ctx context.Context, client coordclient.LeaseInterface, req Request, 
 		}
 		return got, cur, rec, waited, nil
 	}
+}
+
+// look is claim's look at the Lease: *seen the first time, when given (a
+// copy of it: the caller writes it), else a read.
+func look(ctx context.Context, client coordclient.LeaseInterface, req Request, seen **State) (*coordinationv1.Lease, *State, error) {
+	if s := *seen; s != nil {
+		*seen = nil
+		if !s.Found {
+			return nil, s, nil
+		}
+		if s.lease != nil {
+			return s.lease.DeepCopy(), s, nil
+		}
+	}
+	name := Name(req.Inventory)
+	l, err := client.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, &State{}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("context %q: reading Lease %s/%s: %w", req.Context, req.Namespace, name, err)
+	}
+	cur, err := stateOf(l)
+	if err != nil {
+		return nil, nil, fmt.Errorf("context %q: %w", req.Context, err)
+	}
+	return l, cur, nil
 }
 
 // Acquire takes the lock of a context's inventory, checking the record

@@ -3,10 +3,12 @@ package lease
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,47 +16,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shard-router/shard-router/internal/localfleet"
-	"github.com/shard-router/shard-router/internal/testenv"
 )
 
 // apiserver starts a real etcd and kube-apiserver for the test (the slow
 // tier) and returns a client of it.
 func apiserver(t *testing.T) kubernetes.Interface {
 	t.Helper()
-	testenv.Slow(t, "starts etcd and kube-apiserver")
-	tools := localfleet.ToolIn(filepath.Join("..", "..", "..", ".tools", "bin"))
-	for _, name := range []string{"etcd", "kube-apiserver"} {
-		if _, err := tools(name); err != nil {
-			testenv.Missing(t, name, "make tools-cluster")
-		}
-	}
-	dir := t.TempDir()
-	l := &localfleet.Launcher{ToolPath: tools, OnStart: func(p *localfleet.Proc) { t.Cleanup(p.Stop) }}
-	creds, err := localfleet.NewCreds(dir, "lease-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	etcd, err := l.StartEtcd(dir, "etcd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := etcd.WaitReady(); err != nil {
-		t.Fatal(err)
-	}
-	api, err := l.StartAPIServer(dir, "A", creds, etcd, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := api.WaitReady(); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := localfleet.WriteKubeconfig(kubeconfig, creds, api); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := localfleet.StartForTest(t, filepath.Join("..", "..", "..", ".tools", "bin"))
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +57,134 @@ func TestLease(t *testing.T) {
 	t.Run("settle", func(t *testing.T) { testSettle(t, cs) })
 	t.Run("progress", func(t *testing.T) { testProgress(t, cs) })
 	t.Run("wait and break by holder", func(t *testing.T) { testWaitAndBreakByHolder(t, cs) })
+	t.Run("seen", func(t *testing.T) { testSeen(t, cs) })
+}
+
+// countedGets counts the Lease GETs sent through it.
+type countedGets struct {
+	coordclient.LeasesGetter
+	n *atomic.Int32
+}
+
+func (c countedGets) Leases(ns string) coordclient.LeaseInterface {
+	return countedLeaseGets{LeaseInterface: c.LeasesGetter.Leases(ns), n: c.n}
+}
+
+type countedLeaseGets struct {
+	coordclient.LeaseInterface
+	n *atomic.Int32
+}
+
+func (c countedLeaseGets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
+	c.n.Add(1)
+	return c.LeaseInterface.Get(ctx, name, opts)
+}
+
+// unchangedSince is the Check of a run that read serial seen: it refuses a
+// cluster another run wrote since, as apply's checkSerial does.
+func unchangedSince(who string, seen int64) Check {
+	return func(cur *State) (Record, error) {
+		if cur.Record.Serial != seen {
+			return Record{}, fmt.Errorf("written since: serial %d, %d when read", cur.Record.Serial, seen)
+		}
+		return next(who)(cur)
+	}
+}
+
+// testSeen: a lock taken from the Lease as the run read it before (Seen)
+// is written with no read when nothing changed since (created, or updated
+// under the read's resourceVersion); when another run wrote it since, the
+// write is refused by the cluster and the lock is decided on a fresh
+// read, as without Seen: a Check that refuses what changed refuses, a
+// lock seen held but freed since is taken.
+func testSeen(t *testing.T, cs kubernetes.Interface) {
+	ctx := context.Background()
+	gets := &atomic.Int32{}
+	c := countedGets{LeasesGetter: cs.CoordinationV1(), n: gets}
+	reset := func() {
+		t.Helper()
+		if err := cs.CoordinationV1().Leases("default").Delete(ctx, Name("demo-a"), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		gets.Store(0)
+	}
+	read := func() *State {
+		t.Helper()
+		st, err := Read(ctx, cs.CoordinationV1(), "default", "demo-a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	take := func(run string, seen *State, check Check) (*Lock, error) {
+		r := req(run, 0)
+		r.Seen, r.Check = seen, check
+		return Acquire(ctx, c, r)
+	}
+	release := func(l *Lock) {
+		t.Helper()
+		if err := l.Release(ctx, OutcomeApplied); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Nothing changed since the read: no GET, absent or present.
+	reset()
+	l, err := take("first", read(), unchangedSince("first", 0))
+	if err != nil || gets.Load() != 0 || l.Record().Serial != 1 {
+		t.Fatalf("taken from a read that found no Lease: %v, %d GETs, serial %d; want no GET, serial 1", err, gets.Load(), l.Record().Serial)
+	}
+	release(l)
+	l, err = take("second", read(), unchangedSince("second", 1))
+	if err != nil || gets.Load() != 0 || l.Record().Serial != 2 {
+		t.Fatalf("taken from a read of the free Lease: %v, %d GETs, serial %d; want no GET, serial 2", err, gets.Load(), l.Record().Serial)
+	}
+	release(l)
+
+	// Another run wrote the Lease since the read: the cluster refuses the
+	// write (a conflict), and the fresh read decides.
+	seen := read()
+	other, err := Acquire(ctx, cs.CoordinationV1(), req("other", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release(other)
+	if _, err := take("stale", seen, unchangedSince("stale", seen.Record.Serial)); err == nil || !strings.Contains(err.Error(), "written since: serial 3, 2 when read") || gets.Load() != 1 {
+		t.Fatalf("taken from a read another run's lock came after: %v, %d GETs; want the refusal of the fresh read (serial 3), one GET", err, gets.Load())
+	}
+	gets.Store(0)
+	l, err = take("stale", seen, next("stale"))
+	if err != nil || gets.Load() != 1 || l.Record().Serial != 4 {
+		t.Fatalf("taken from a stale read, with a Check that accepts: %v, %d GETs, serial %d; want one GET, serial 4 (the fresh read's 3, plus one)", err, gets.Load(), l.Record().Serial)
+	}
+	release(l)
+
+	// Seen absent, created since by another run: "already exists", then
+	// the fresh read.
+	reset()
+	seen = read()
+	other, err = Acquire(ctx, cs.CoordinationV1(), req("other", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release(other)
+	if _, err := take("stale", seen, unchangedSince("stale", 0)); err == nil || !strings.Contains(err.Error(), "written since: serial 1, 0 when read") || gets.Load() != 1 {
+		t.Fatalf("taken from a read that found no Lease, created since: %v, %d GETs; want the fresh read's refusal, one GET", err, gets.Load())
+	}
+
+	// Seen held by another run, freed since: taken, not refused.
+	reset()
+	other, err = Acquire(ctx, cs.CoordinationV1(), req("other", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen = read()
+	release(other)
+	l, err = take("after", seen, next("after"))
+	if err != nil || gets.Load() != 1 {
+		t.Fatalf("taken from a read that found the lock held, freed since: %v, %d GETs; want the lock, one GET", err, gets.Load())
+	}
+	release(l)
 }
 
 // testOneHolder takes, holds, records, releases, abandons, breaks and

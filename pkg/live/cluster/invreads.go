@@ -1,0 +1,223 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"sigs.k8s.io/cli-utils/pkg/inventory"
+)
+
+// NewApplierInventoryClient is NewInventoryClient for one run of kpt's
+// applier on a context, whose reads of a ResourceGroup that follow one
+// another with no write of a ResourceGroup between them are one read.
+//
+// kpt's engine reads the inventory seven times in an apply, as kpt live
+// apply does: three times as it prepares (the inventory policy, the prune
+// set, the task queue), twice as it merges (cli-utils, then kpt's
+// ResourceGroup before it creates or updates it), twice as it replaces at
+// the end. Each is a GET of a custom resource from etcd. With no write
+// between, the second read of each run of reads would answer what the
+// first did, but for a write by another client in the moments between:
+// that is the answer the first read gives here. What the engine writes
+// after such a read carries the resourceVersion it read, so such a write
+// by another client fails the run's write with a conflict instead of
+// being lost; where kpt's ResourceGroup would create an inventory its
+// reads found missing, a create by another client meanwhile fails it with
+// "already exists" where kpt's second read would have had it overwrite
+// that inventory without a resourceVersion.
+//
+// Any write of a ResourceGroup through the client (the engine's create,
+// update and status update) forgets every read, so the read after it goes
+// to the cluster: on a first apply two of the seven reads reach it, one
+// as the engine prepares and one as it replaces, after the apply and its
+// waits.
+func NewApplierInventoryClient(f cmdutil.Factory) (inventory.Client, error) {
+	dyn, err := f.DynamicClient()
+	if err == nil {
+		dyn = &inventoryReads{Interface: dyn, last: map[types.NamespacedName]lastRead{}}
+	}
+	return NewInventoryClient(WithDynamic(f, dyn, err))
+}
+
+// inventoryReads is a dynamic client whose GETs of a ResourceGroup repeat
+// the last answer until a ResourceGroup is written (see
+// NewApplierInventoryClient).
+type inventoryReads struct {
+	dynamic.Interface
+	mu sync.Mutex
+	// last is the answer of the last read of each ResourceGroup: the
+	// object, or not found.
+	last map[types.NamespacedName]lastRead
+	// writes counts the writes begun, so that a read that a write
+	// overlapped keeps no answer.
+	writes uint64
+}
+
+type lastRead struct {
+	obj *unstructured.Unstructured
+	err error
+}
+
+func (c *inventoryReads) Resource(gvr schema.GroupVersionResource) dynamic.NamespaceableResourceInterface {
+	r := c.Interface.Resource(gvr)
+	if gvr.GroupResource() != resourceGroups {
+		return r
+	}
+	return inventoryReadsOf{NamespaceableResourceInterface: r, c: c}
+}
+
+// inventoryReadsOf is the ResourceGroup resource of inventoryReads.
+type inventoryReadsOf struct {
+	dynamic.NamespaceableResourceInterface
+	c *inventoryReads
+}
+
+func (r inventoryReadsOf) Namespace(ns string) dynamic.ResourceInterface {
+	return inventoryReadsIn{ri: r.NamespaceableResourceInterface.Namespace(ns), c: r.c, ns: ns}
+}
+
+// The writes of the resource without a namespace forget too; kpt writes
+// ResourceGroups in their namespace, but a write is a write.
+func (r inventoryReadsOf) in() inventoryReadsIn {
+	return inventoryReadsIn{ri: r.NamespaceableResourceInterface, c: r.c}
+}
+
+func (r inventoryReadsOf) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.in().Get(ctx, name, opts, sub...)
+}
+
+func (r inventoryReadsOf) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.in().Create(ctx, obj, opts, sub...)
+}
+
+func (r inventoryReadsOf) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.in().Update(ctx, obj, opts, sub...)
+}
+
+func (r inventoryReadsOf) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return r.in().UpdateStatus(ctx, obj, opts)
+}
+
+func (r inventoryReadsOf) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
+	return r.in().Delete(ctx, name, opts, sub...)
+}
+
+func (r inventoryReadsOf) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, list metav1.ListOptions) error {
+	return r.in().DeleteCollection(ctx, opts, list)
+}
+
+func (r inventoryReadsOf) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.in().Patch(ctx, name, pt, data, opts, sub...)
+}
+
+func (r inventoryReadsOf) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return r.in().Apply(ctx, name, obj, opts, sub...)
+}
+
+func (r inventoryReadsOf) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	return r.in().ApplyStatus(ctx, name, obj, opts)
+}
+
+// inventoryReadsIn is the ResourceGroups of one namespace (or all).
+type inventoryReadsIn struct {
+	ri dynamic.ResourceInterface
+	c  *inventoryReads
+	ns string
+}
+
+// Get answers with the last read of the object, if no write came after
+// it; else it reads, and keeps the answer when it is the object or not
+// found. A read of a subresource or at a resourceVersion is not kept.
+func (r inventoryReadsIn) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if len(sub) > 0 || opts.ResourceVersion != "" {
+		return r.ri.Get(ctx, name, opts, sub...)
+	}
+	key := types.NamespacedName{Namespace: r.ns, Name: name}
+	r.c.mu.Lock()
+	last, ok := r.c.last[key]
+	writes := r.c.writes
+	r.c.mu.Unlock()
+	if ok {
+		if last.err != nil {
+			return nil, last.err
+		}
+		return last.obj.DeepCopy(), nil
+	}
+	obj, err := r.ri.Get(ctx, name, opts)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return obj, err
+	}
+	r.c.mu.Lock()
+	if r.c.writes == writes {
+		r.c.last[key] = lastRead{obj: obj.DeepCopy(), err: err}
+	}
+	r.c.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// write runs a write, forgetting every read before and after it.
+func write[T any](c *inventoryReads, do func() (T, error)) (T, error) {
+	c.forget()
+	defer c.forget()
+	return do()
+}
+
+func (c *inventoryReads) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	clear(c.last)
+}
+
+func (r inventoryReadsIn) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Create(ctx, obj, opts, sub...) })
+}
+
+func (r inventoryReadsIn) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Update(ctx, obj, opts, sub...) })
+}
+
+func (r inventoryReadsIn) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.UpdateStatus(ctx, obj, opts) })
+}
+
+func (r inventoryReadsIn) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
+	_, err := write(r.c, func() (struct{}, error) { return struct{}{}, r.ri.Delete(ctx, name, opts, sub...) })
+	return err
+}
+
+func (r inventoryReadsIn) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, list metav1.ListOptions) error {
+	_, err := write(r.c, func() (struct{}, error) { return struct{}{}, r.ri.DeleteCollection(ctx, opts, list) })
+	return err
+}
+
+func (r inventoryReadsIn) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Patch(ctx, name, pt, data, opts, sub...) })
+}
+
+func (r inventoryReadsIn) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Apply(ctx, name, obj, opts, sub...) })
+}
+
+func (r inventoryReadsIn) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
+	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.ApplyStatus(ctx, name, obj, opts) })
+}
+
+func (r inventoryReadsIn) List(ctx context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
+	return r.ri.List(ctx, opts)
+}
+
+func (r inventoryReadsIn) Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	return r.ri.Watch(ctx, opts)
+}

@@ -1,0 +1,275 @@
+package cluster_test
+
+import (
+	"errors"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
+	"github.com/kptdev/kpt/pkg/live"
+	"github.com/kptdev/kpt/pkg/printer"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"sigs.k8s.io/cli-utils/pkg/apis/actuation"
+	"sigs.k8s.io/cli-utils/pkg/common"
+	"sigs.k8s.io/cli-utils/pkg/inventory"
+	"sigs.k8s.io/cli-utils/pkg/object"
+
+	"github.com/shard-router/shard-router/internal/localfleet"
+	"github.com/shard-router/shard-router/pkg/live/cluster"
+)
+
+// inventoryFactory is what kpt's inventory client asks of a factory: a
+// dynamic client, a REST mapper that knows ResourceGroups, discovery.
+type inventoryFactory struct {
+	cmdutil.Factory
+	dyn *dynamicfake.FakeDynamicClient
+}
+
+func (f inventoryFactory) DynamicClient() (dynamic.Interface, error) { return f.dyn, nil }
+
+func (f inventoryFactory) ToRESTMapper() (meta.RESTMapper, error) {
+	m := meta.NewDefaultRESTMapper([]schema.GroupVersion{live.ResourceGroupGVK.GroupVersion()})
+	m.Add(live.ResourceGroupGVK, meta.RESTScopeNamespace)
+	return m, nil
+}
+
+func (f inventoryFactory) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return memory.NewMemCacheClient(fake.NewClientset().Discovery()), nil
+}
+
+func newInventoryFactory(objs ...runtime.Object) inventoryFactory {
+	return inventoryFactory{dyn: dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{rgResource: "ResourceGroupList"}, objs...)}
+}
+
+// localInventory is a package's inventory, as kpt live init writes it.
+func localInventory() inventory.Info {
+	return live.WrapInventoryInfoObj(resourceGroup("inv-a", "id-a"))
+}
+
+func configMap(name string) object.ObjMetadata {
+	return object.ObjMetadata{GroupKind: schema.GroupKind{Kind: "ConfigMap"}, Namespace: "default", Name: name}
+}
+
+// applyInventory drives an inventory client as cli-utils' applier does in
+// an apply of objs: it reads the inventory as it prepares (the inventory
+// policy, the prune set, the task queue), merges objs into it, and at the
+// end replaces it with objs and their statuses.
+func applyInventory(t *testing.T, c inventory.Client, objs object.ObjMetadataSet) {
+	t.Helper()
+	inv := localInventory()
+	if _, err := c.GetClusterInventoryObjs(inv); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := c.GetClusterObjs(inv); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Merge(inv, objs, common.DryRunNone); err != nil {
+		t.Fatal(err)
+	}
+	var status []actuation.ObjectStatus
+	for _, id := range objs {
+		status = append(status, actuation.ObjectStatus{ObjectReference: inventory.ObjectReferenceFromObjMetadata(id),
+			Strategy: actuation.ActuationStrategyApply, Actuation: actuation.ActuationSucceeded, Reconcile: actuation.ReconcileSucceeded})
+	}
+	if err := c.Replace(inv, objs, status, common.DryRunNone); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// storedInventory is the cluster's ResourceGroup inv-a.
+func storedInventory(t *testing.T, f inventoryFactory) map[string]any {
+	t.Helper()
+	u, err := f.dyn.Resource(rgResource).Namespace("default").Get(t.Context(), "inv-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Object
+}
+
+// A first apply and an apply that changes the inventory: kpt's engine
+// reads it seven and eight times with kpt's own client; through the
+// applier's client two reads reach the cluster in each (one as it
+// prepares, one after its own writes, as it replaces), and the cluster
+// ends with the same ResourceGroup.
+func TestApplierInventoryClientReadsOnce(t *testing.T) {
+	kpts, mine := newInventoryFactory(), newInventoryFactory()
+	kptClient, err := cluster.NewInventoryClient(kpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	myClient, err := cluster.NewApplierInventoryClient(mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, objs := range []object.ObjMetadataSet{{configMap("a"), configMap("b")}, {configMap("b"), configMap("c")}} {
+		kpts.dyn.ClearActions()
+		mine.dyn.ClearActions()
+		applyInventory(t, kptClient, objs)
+		applyInventory(t, myClient, objs)
+		kptVerbs, myVerbs := verbs(kpts.dyn.Actions()), verbs(mine.dyn.Actions())
+		if myVerbs["get resourcegroups"] != 2 || kptVerbs["get resourcegroups"] <= 2 {
+			t.Errorf("apply %d: %d reads of the inventory reached the cluster (kpt's client: %d), want 2", i+1, myVerbs["get resourcegroups"], kptVerbs["get resourcegroups"])
+		}
+		delete(kptVerbs, "get resourcegroups")
+		delete(myVerbs, "get resourcegroups")
+		if !reflect.DeepEqual(myVerbs, kptVerbs) {
+			t.Errorf("apply %d wrote %v, kpt's client %v: want the same writes", i+1, myVerbs, kptVerbs)
+		}
+		if got, want := storedInventory(t, mine), storedInventory(t, kpts); !reflect.DeepEqual(got, want) {
+			t.Errorf("apply %d stored\n%v\nkpt's client stored\n%v", i+1, got, want)
+		}
+	}
+}
+
+// Reads with no write of the client between answer what the first read
+// answered, a write by another client meanwhile included; the client's
+// own write makes the next read go to the cluster. A failed read (not a
+// NotFound) is not kept.
+func TestApplierInventoryClientForgets(t *testing.T) {
+	f := newInventoryFactory()
+	c, err := cluster.NewApplierInventoryClient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := localInventory()
+	gets := func() int { return verbs(f.dyn.Actions())["get resourcegroups"] }
+
+	failed := false
+	f.dyn.PrependReactor("get", "resourcegroups", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if failed {
+			return false, nil, nil
+		}
+		failed = true
+		return true, nil, apierrors.NewInternalError(errors.New("etcd is down"))
+	})
+	if _, err := c.GetClusterObjs(inv); err == nil {
+		t.Fatal("a failed read: no error")
+	}
+	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 0 || gets() != 2 {
+		t.Fatalf("the read after a failed one: %v, %v, %d GETs; want none found, and the read sent again", objs, err, gets())
+	}
+	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 0 || gets() != 2 {
+		t.Fatalf("a read after a NotFound: %v, %v, %d GETs; want the NotFound kept", objs, err, gets())
+	}
+
+	applyInventory(t, c, object.ObjMetadataSet{configMap("a")})
+	before := gets()
+	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 || gets() != before+1 {
+		t.Fatalf("the first read after the client's writes: %v, %v, %d GETs (%d before); want the cluster's answer", objs, err, gets(), before)
+	}
+	// Another client adds an object to the inventory.
+	u, err := f.dyn.Resource(rgResource).Namespace("default").Get(t.Context(), "inv-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := live.WrapInventoryObj(u)
+	if err := wrapped.Store(object.ObjMetadataSet{configMap("a"), configMap("z")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := wrapped.GetObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.dyn.Resource(rgResource).Namespace("default").Update(t.Context(), other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before = gets()
+	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 || gets() != before {
+		t.Fatalf("a read after another client's write, with no write of this client between: %v, %v; want the kept answer (one object), no GET", objs, err)
+	}
+	if _, err := c.Merge(inv, object.ObjMetadataSet{configMap("a")}, common.DryRunNone); err != nil {
+		t.Fatal(err)
+	}
+	before = gets()
+	if _, err := c.GetClusterObjs(inv); err != nil || gets() != before+1 {
+		t.Fatalf("a read after the client's write: %v, %d GETs (%d before); want it sent", err, gets(), before)
+	}
+}
+
+// On a real kube-apiserver: another client writes the inventory after a
+// read the applier's client keeps; the engine's next write, made from
+// that read, is refused with a conflict, and the other client's change
+// stays. The write after it reads the cluster again and merges both.
+func TestApplierInventoryClientConflicts(t *testing.T) {
+	kubeconfig := localfleet.StartForTest(t, filepath.Join("..", "..", "..", ".tools", "bin"))
+	k, err := cluster.LoadKubeconfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := k.Factory("A")
+	var out strings.Builder
+	if err := kptcmdutil.InstallResourceGroupCRD(printer.WithContext(t.Context(), printer.New(&out, &out)), f); err != nil {
+		t.Fatalf("installing kpt's ResourceGroup CRD: %v\n%s", err, out.String())
+	}
+	c, err := cluster.NewApplierInventoryClient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv := localInventory()
+	applyInventory(t, c, object.ObjMetadataSet{configMap("a")})
+	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 {
+		t.Fatalf("the inventory after the apply: %v, %v; want a", objs, err)
+	}
+
+	dyn, err := f.DynamicClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgs := dyn.Resource(rgResource).Namespace("default")
+	stored := func() object.ObjMetadataSet {
+		t.Helper()
+		u, err := rgs.Get(t.Context(), "inv-a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := live.WrapInventoryObj(u).Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return objs
+	}
+	u, err := rgs.Get(t.Context(), "inv-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := live.WrapInventoryObj(u)
+	if err := wrapped.Store(object.ObjMetadataSet{configMap("a"), configMap("z")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := wrapped.GetObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rgs.Update(t.Context(), other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := c.Merge(inv, object.ObjMetadataSet{configMap("a"), configMap("b")}, common.DryRunNone); !apierrors.IsConflict(err) {
+		t.Fatalf("the engine's write from the read kept before another client's write: %v, want a conflict", err)
+	}
+	if got := stored(); !got.Contains(configMap("z")) || got.Contains(configMap("b")) {
+		t.Fatalf("after the refused write the cluster's inventory holds %v, want the other client's z and no b", got)
+	}
+	if _, err := c.Merge(inv, object.ObjMetadataSet{configMap("a"), configMap("b")}, common.DryRunNone); err != nil {
+		t.Fatalf("the write after a refused one: %v", err)
+	}
+	if got := stored(); !got.Equal(object.ObjMetadataSet{configMap("a"), configMap("b"), configMap("z")}) {
+		t.Fatalf("after the merge the cluster's inventory holds %v, want a, b and the other client's z", got)
+	}
+}
