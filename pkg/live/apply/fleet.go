@@ -456,13 +456,21 @@ func (r *run) ownerName() string {
 // outcome on both sides; one that got no write gets its previous record
 // back, on both sides, as if it had never been locked.
 func (r *run) unlock(t *target, wrote bool) {
+	if msg := r.release(t, wrote); msg != "" {
+		r.report.Errors = append(r.report.Errors, msg)
+	}
+}
+
+// release is unlock, saying why the lock could not be released ("" when
+// it was).
+func (r *run) release(t *target, wrote bool) string {
 	r.fleet.mu.Lock()
 	l := r.fleet.locks[t.name]
 	prev := r.fleet.previous[t.name]
 	delete(r.fleet.locks, t.name)
 	r.fleet.mu.Unlock()
 	if l == nil {
-		return
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -487,8 +495,9 @@ func (r *run) unlock(t *target, wrote bool) {
 		}
 	}
 	if err != nil {
-		r.report.Errors = append(r.report.Errors, unreleased(t, l, err))
+		return unreleased(t, l, err)
 	}
+	return ""
 }
 
 // unreleased says that t's lock could not be released (its credentials
@@ -506,13 +515,31 @@ func unreleased(t *target, l *lease.Lock, err error) string {
 	return msg
 }
 
-// unlockAll releases every lock this run took.
+// unlockAll releases every lock this run took, --parallel at a time: a
+// Lease write and an entry of OUT_DIR's record each (the record writes
+// the entries that arrive together at once). One after another, 256
+// locks kept the end of a run waiting about a second. The errors keep
+// the locks' order.
 func (r *run) unlockAll() {
-	for _, t := range r.held {
+	msgs := make([]string, len(r.held))
+	var g errgroup.Group
+	if r.opts.Parallel > 0 {
+		g.SetLimit(r.opts.Parallel)
+	}
+	for i, t := range r.held {
 		r.fleet.mu.Lock()
 		wrote := r.fleet.wrote[t.name]
 		r.fleet.mu.Unlock()
-		r.unlock(t, wrote)
+		g.Go(func() error {
+			msgs[i] = r.release(t, wrote)
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, msg := range msgs {
+		if msg != "" {
+			r.report.Errors = append(r.report.Errors, msg)
+		}
 	}
 	r.held = nil
 }
