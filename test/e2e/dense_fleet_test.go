@@ -124,7 +124,7 @@ func (e *denseE2E) converges(t *testing.T) {
 	}
 	// Each context's inventory is read once before the run writes, and
 	// twice by kpt's engine (as it prepares, and as it replaces it after
-	// the apply), whose seven reads with no write between are one each.
+	// the apply): of its seven reads, those with no write between are one.
 	if got, want := e.fleet.countsSince(t, before)["GET resourcegroups"], 3*e.fleet.Contexts; got > want {
 		t.Errorf("the first apply of %d contexts read ResourceGroups with %d GETs, want at most %d: 3 per context", e.fleet.Contexts, got, want)
 	}

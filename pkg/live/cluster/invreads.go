@@ -19,11 +19,11 @@ import (
 // applier on a context, whose reads of a ResourceGroup that follow one
 // another with no write of a ResourceGroup between them are one read.
 //
-// kpt's engine reads the inventory seven times in an apply, as kpt live
-// apply does: three times as it prepares (the inventory policy, the prune
-// set, the task queue), twice as it merges (cli-utils, then kpt's
-// ResourceGroup before it creates or updates it), twice as it replaces at
-// the end. Each is a GET of a custom resource from etcd. With no write
+// kpt's engine reads the inventory seven times in a first apply, as kpt
+// live apply does: three times as it prepares (the inventory policy, the
+// prune set, the task queue), twice as it merges (cli-utils, then kpt's
+// ResourceGroup before it creates it; three times for one that exists),
+// twice as it replaces at the end. Each is a GET of a custom resource from etcd. With no write
 // between, the second read of each run of reads would answer what the
 // first did, but for a write by another client in the moments between:
 // that is the answer the first read gives here. What the engine writes
@@ -36,9 +36,8 @@ import (
 //
 // Any write of a ResourceGroup through the client (the engine's create,
 // update and status update) forgets every read, so the read after it goes
-// to the cluster: on a first apply two of the seven reads reach it, one
-// as the engine prepares and one as it replaces, after the apply and its
-// waits.
+// to the cluster: two reads of an apply reach it, one as the engine
+// prepares and one as it replaces, after the apply and its waits.
 func NewApplierInventoryClient(f cmdutil.Factory) (inventory.Client, error) {
 	dyn, err := f.DynamicClient()
 	if err == nil {
