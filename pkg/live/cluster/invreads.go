@@ -23,16 +23,16 @@ import (
 // live apply does: three times as it prepares (the inventory policy, the
 // prune set, the task queue), twice as it merges (cli-utils, then kpt's
 // ResourceGroup before it creates it; three times for one that exists),
-// twice as it replaces at the end. Each is a GET of a custom resource from etcd. With no write
-// between, the second read of each run of reads would answer what the
-// first did, but for a write by another client in the moments between:
-// that is the answer the first read gives here. What the engine writes
-// after such a read carries the resourceVersion it read, so such a write
-// by another client fails the run's write with a conflict instead of
-// being lost; where kpt's ResourceGroup would create an inventory its
-// reads found missing, a create by another client meanwhile fails it with
-// "already exists" where kpt's second read would have had it overwrite
-// that inventory without a resourceVersion.
+// twice as it replaces at the end. Each is a GET of a custom resource,
+// from etcd. With no write between, the second read of each run of reads
+// would answer what the first did, but for a write by another client in
+// the moments between: that is the answer the first read gives here. What
+// the engine writes after such a read carries the resourceVersion it
+// read, so such a write by another client fails the run's write with a
+// conflict instead of being lost; where kpt's ResourceGroup would create
+// an inventory its reads found missing, a create by another client
+// meanwhile fails it with "already exists" where kpt's second read would
+// have had it overwrite that inventory without a resourceVersion.
 //
 // Any write of a ResourceGroup through the client (the engine's create,
 // update and status update) forgets every read, so the read after it goes
