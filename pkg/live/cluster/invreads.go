@@ -70,59 +70,20 @@ func (c *inventoryReads) Resource(gvr schema.GroupVersionResource) dynamic.Names
 	if gvr.GroupResource() != resourceGroups {
 		return r
 	}
-	return inventoryReadsOf{NamespaceableResourceInterface: r, c: c}
+	return inventoryReadsOf{inventoryReadsIn: inventoryReadsIn{ri: r, c: c}, resource: r}
 }
 
-// inventoryReadsOf is the ResourceGroup resource of inventoryReads.
+// inventoryReadsOf is the ResourceGroup resource of inventoryReads: its
+// reads and writes without a namespace are those of inventoryReadsIn
+// too (kpt writes ResourceGroups in their namespace, but a write is a
+// write).
 type inventoryReadsOf struct {
-	dynamic.NamespaceableResourceInterface
-	c *inventoryReads
+	inventoryReadsIn
+	resource dynamic.NamespaceableResourceInterface
 }
 
 func (r inventoryReadsOf) Namespace(ns string) dynamic.ResourceInterface {
-	return inventoryReadsIn{ri: r.NamespaceableResourceInterface.Namespace(ns), c: r.c, ns: ns}
-}
-
-// The writes of the resource without a namespace forget too; kpt writes
-// ResourceGroups in their namespace, but a write is a write.
-func (r inventoryReadsOf) in() inventoryReadsIn {
-	return inventoryReadsIn{ri: r.NamespaceableResourceInterface, c: r.c}
-}
-
-func (r inventoryReadsOf) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return r.in().Get(ctx, name, opts, sub...)
-}
-
-func (r inventoryReadsOf) Create(ctx context.Context, obj *unstructured.Unstructured, opts metav1.CreateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return r.in().Create(ctx, obj, opts, sub...)
-}
-
-func (r inventoryReadsOf) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return r.in().Update(ctx, obj, opts, sub...)
-}
-
-func (r inventoryReadsOf) UpdateStatus(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions) (*unstructured.Unstructured, error) {
-	return r.in().UpdateStatus(ctx, obj, opts)
-}
-
-func (r inventoryReadsOf) Delete(ctx context.Context, name string, opts metav1.DeleteOptions, sub ...string) error {
-	return r.in().Delete(ctx, name, opts, sub...)
-}
-
-func (r inventoryReadsOf) DeleteCollection(ctx context.Context, opts metav1.DeleteOptions, list metav1.ListOptions) error {
-	return r.in().DeleteCollection(ctx, opts, list)
-}
-
-func (r inventoryReadsOf) Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return r.in().Patch(ctx, name, pt, data, opts, sub...)
-}
-
-func (r inventoryReadsOf) Apply(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions, sub ...string) (*unstructured.Unstructured, error) {
-	return r.in().Apply(ctx, name, obj, opts, sub...)
-}
-
-func (r inventoryReadsOf) ApplyStatus(ctx context.Context, name string, obj *unstructured.Unstructured, opts metav1.ApplyOptions) (*unstructured.Unstructured, error) {
-	return r.in().ApplyStatus(ctx, name, obj, opts)
+	return inventoryReadsIn{ri: r.resource.Namespace(ns), c: r.c, ns: ns}
 }
 
 // inventoryReadsIn is the ResourceGroups of one namespace (or all).

@@ -102,6 +102,27 @@ func storedInventory(t *testing.T, f inventoryFactory) map[string]any {
 	return u.Object
 }
 
+// storeAsAnotherClient has another client than the one under test store
+// objs in the ResourceGroup inv-a of rgs, with a read and an update.
+func storeAsAnotherClient(t *testing.T, rgs dynamic.ResourceInterface, objs object.ObjMetadataSet) {
+	t.Helper()
+	u, err := rgs.Get(t.Context(), "inv-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := live.WrapInventoryObj(u)
+	if err := wrapped.Store(objs, nil); err != nil {
+		t.Fatal(err)
+	}
+	other, err := wrapped.GetObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rgs.Update(t.Context(), other, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A first apply and an apply that changes the inventory: kpt's engine
 // reads it seven and eight times with kpt's own client; through the
 // applier's client two reads reach the cluster in each (one as it
@@ -173,22 +194,7 @@ func TestApplierInventoryClientForgets(t *testing.T) {
 	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 || gets() != before+1 {
 		t.Fatalf("the first read after the client's writes: %v, %v, %d GETs (%d before); want the cluster's answer", objs, err, gets(), before)
 	}
-	// Another client adds an object to the inventory.
-	u, err := f.dyn.Resource(rgResource).Namespace("default").Get(t.Context(), "inv-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrapped := live.WrapInventoryObj(u)
-	if err := wrapped.Store(object.ObjMetadataSet{configMap("a"), configMap("z")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	other, err := wrapped.GetObject()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.dyn.Resource(rgResource).Namespace("default").Update(t.Context(), other, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	storeAsAnotherClient(t, f.dyn.Resource(rgResource).Namespace("default"), object.ObjMetadataSet{configMap("a"), configMap("z")})
 	before = gets()
 	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 || gets() != before {
 		t.Fatalf("a read after another client's write, with no write of this client between: %v, %v; want the kept answer (one object), no GET", objs, err)
@@ -244,21 +250,7 @@ func TestApplierInventoryClientConflicts(t *testing.T) {
 		}
 		return objs
 	}
-	u, err := rgs.Get(t.Context(), "inv-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wrapped := live.WrapInventoryObj(u)
-	if err := wrapped.Store(object.ObjMetadataSet{configMap("a"), configMap("z")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	other, err := wrapped.GetObject()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := rgs.Update(t.Context(), other, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	storeAsAnotherClient(t, rgs, object.ObjMetadataSet{configMap("a"), configMap("z")})
 
 	if _, err := c.Merge(inv, object.ObjMetadataSet{configMap("a"), configMap("b")}, common.DryRunNone); !apierrors.IsConflict(err) {
 		t.Fatalf("the engine's write from the read kept before another client's write: %v, want a conflict", err)

@@ -596,7 +596,7 @@ func claim(ctx context.Context, client coordclient.LeaseInterface, req Request, 
 		if err != nil {
 			return nil, nil, Record{}, 0, err
 		}
-		fresh := cur != req.Seen
+		fresh := cur != req.Seen // read now, not what the run saw before
 		if now := time.Now(); cur.Held(now) && cur.Holder != req.Me.String() {
 			if !fresh {
 				continue
