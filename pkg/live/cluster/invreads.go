@@ -2,6 +2,8 @@ package cluster
 
 import (
 	"context"
+	"maps"
+	"reflect"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -37,7 +39,10 @@ import (
 // Any write of a ResourceGroup through the client (the engine's create,
 // update and status update) forgets every read, so the read after it goes
 // to the cluster: two reads of an apply reach it, one as the engine
-// prepares and one as it replaces, after the apply and its waits.
+// prepares and one as it replaces, after the apply and its waits. An
+// update that would change nothing but the status (kpt's status update
+// follows each) is not sent: kpt's engine sends one whenever it merges
+// or replaces with the objects the inventory holds (see unchanged).
 func NewApplierInventoryClient(f cmdutil.Factory) (inventory.Client, error) {
 	dyn, err := f.DynamicClient()
 	if err == nil {
@@ -133,6 +138,35 @@ func write[T any](c *inventoryReads, do func() (T, error)) (T, error) {
 	return do()
 }
 
+// unchanged is the last read of key when obj is that read at its
+// resourceVersion but for its status, nil otherwise. kpt's CRD (the one
+// an apply checks the cluster serves) makes status a subresource, which
+// an update leaves as it is: kube-apiserver would answer such an update
+// with the object it holds, unchanged and unwritten, or with a conflict
+// if another client wrote it since the read, and the status update kpt
+// sends next, at the same resourceVersion, meets that conflict instead.
+// kpt's engine sends such an update each time it replaces an inventory
+// whose objects did not change (every first apply) and merges into one.
+func (c *inventoryReads) unchanged(key types.NamespacedName, obj *unstructured.Unstructured) *unstructured.Unstructured {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last, ok := c.last[key]
+	if !ok || last.obj == nil || last.obj.GetResourceVersion() == "" || last.obj.GetResourceVersion() != obj.GetResourceVersion() {
+		return nil
+	}
+	if !reflect.DeepEqual(withoutStatus(last.obj.Object), withoutStatus(obj.Object)) {
+		return nil
+	}
+	return last.obj.DeepCopy()
+}
+
+// withoutStatus is a shallow copy of an object's fields but status.
+func withoutStatus(obj map[string]any) map[string]any {
+	rest := maps.Clone(obj)
+	delete(rest, "status")
+	return rest
+}
+
 func (c *inventoryReads) forget() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -144,7 +178,15 @@ func (r inventoryReadsIn) Create(ctx context.Context, obj *unstructured.Unstruct
 	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Create(ctx, obj, opts, sub...) })
 }
 
+// Update sends the update, unless it would change nothing: an update of
+// the inventory as last read, at its resourceVersion, with no change but
+// to its status answers the object as read (see unchanged).
 func (r inventoryReadsIn) Update(ctx context.Context, obj *unstructured.Unstructured, opts metav1.UpdateOptions, sub ...string) (*unstructured.Unstructured, error) {
+	if len(sub) == 0 && len(opts.DryRun) == 0 {
+		if kept := r.c.unchanged(types.NamespacedName{Namespace: r.ns, Name: obj.GetName()}, obj); kept != nil {
+			return kept, nil
+		}
+	}
 	return write(r.c, func() (*unstructured.Unstructured, error) { return r.ri.Update(ctx, obj, opts, sub...) })
 }
 

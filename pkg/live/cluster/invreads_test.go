@@ -4,8 +4,10 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
 	"github.com/kptdev/kpt/pkg/live"
@@ -13,8 +15,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -68,9 +72,8 @@ func configMap(name string) object.ObjMetadata {
 // an apply of objs: it reads the inventory as it prepares (the inventory
 // policy, the prune set, the task queue), merges objs into it, and at the
 // end replaces it with objs and their statuses.
-func applyInventory(t *testing.T, c inventory.Client, objs object.ObjMetadataSet) {
+func applyInventory(t *testing.T, c inventory.Client, inv inventory.Info, objs object.ObjMetadataSet) {
 	t.Helper()
-	inv := localInventory()
 	if _, err := c.GetClusterInventoryObjs(inv); err != nil {
 		t.Fatal(err)
 	}
@@ -141,8 +144,8 @@ func TestApplierInventoryClientReadsOnce(t *testing.T) {
 	for i, objs := range []object.ObjMetadataSet{{configMap("a"), configMap("b")}, {configMap("b"), configMap("c")}} {
 		kpts.dyn.ClearActions()
 		mine.dyn.ClearActions()
-		applyInventory(t, kptClient, objs)
-		applyInventory(t, myClient, objs)
+		applyInventory(t, kptClient, localInventory(), objs)
+		applyInventory(t, myClient, localInventory(), objs)
 		kptVerbs, myVerbs := verbs(kpts.dyn.Actions()), verbs(mine.dyn.Actions())
 		if myVerbs["get resourcegroups"] != 2 || kptVerbs["get resourcegroups"] <= 2 {
 			t.Errorf("apply %d: %d reads of the inventory reached the cluster (kpt's client: %d), want 2", i+1, myVerbs["get resourcegroups"], kptVerbs["get resourcegroups"])
@@ -189,7 +192,7 @@ func TestApplierInventoryClientForgets(t *testing.T) {
 		t.Fatalf("a read after a NotFound: %v, %v, %d GETs; want the NotFound kept", objs, err, gets())
 	}
 
-	applyInventory(t, c, object.ObjMetadataSet{configMap("a")})
+	applyInventory(t, c, inv, object.ObjMetadataSet{configMap("a")})
 	before := gets()
 	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 || gets() != before+1 {
 		t.Fatalf("the first read after the client's writes: %v, %v, %d GETs (%d before); want the cluster's answer", objs, err, gets(), before)
@@ -213,22 +216,13 @@ func TestApplierInventoryClientForgets(t *testing.T) {
 // that read, is refused with a conflict, and the other client's change
 // stays. The write after it reads the cluster again and merges both.
 func TestApplierInventoryClientConflicts(t *testing.T) {
-	kubeconfig := localfleet.StartForTest(t, filepath.Join("..", "..", "..", ".tools", "bin"))
-	k, err := cluster.LoadKubeconfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := k.Factory("A")
-	var out strings.Builder
-	if err := kptcmdutil.InstallResourceGroupCRD(printer.WithContext(t.Context(), printer.New(&out, &out)), f); err != nil {
-		t.Fatalf("installing kpt's ResourceGroup CRD: %v\n%s", err, out.String())
-	}
+	f := clusterWithResourceGroups(t)
 	c, err := cluster.NewApplierInventoryClient(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	inv := localInventory()
-	applyInventory(t, c, object.ObjMetadataSet{configMap("a")})
+	applyInventory(t, c, inv, object.ObjMetadataSet{configMap("a")})
 	if objs, err := c.GetClusterObjs(inv); err != nil || len(objs) != 1 {
 		t.Fatalf("the inventory after the apply: %v, %v; want a", objs, err)
 	}
@@ -264,4 +258,127 @@ func TestApplierInventoryClientConflicts(t *testing.T) {
 	if got := stored(); !got.Equal(object.ObjMetadataSet{configMap("a"), configMap("b"), configMap("z")}) {
 		t.Fatalf("after the merge the cluster's inventory holds %v, want a, b and the other client's z", got)
 	}
+}
+
+// clusterWithResourceGroups starts a kube-apiserver with kpt's
+// ResourceGroup CRD installed; the factory of its context.
+func clusterWithResourceGroups(t *testing.T) cmdutil.Factory {
+	kubeconfig := localfleet.StartForTest(t, filepath.Join("..", "..", "..", ".tools", "bin"))
+	k, err := cluster.LoadKubeconfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := k.Factory("A")
+	var out strings.Builder
+	if err := kptcmdutil.InstallResourceGroupCRD(printer.WithContext(t.Context(), printer.New(&out, &out)), f); err != nil {
+		t.Fatalf("installing kpt's ResourceGroup CRD: %v\n%s", err, out.String())
+	}
+	return f
+}
+
+// On a real kube-apiserver, a first apply, one that keeps the inventory's
+// objects and one that changes them, each through kpt's own client
+// (inventory inv-k) and the applier's (inv-m): the applier's does not
+// send the updates of the ResourceGroup that would change nothing but its
+// status (which the status update after each sends), sends the others,
+// and the cluster sees the same changes: the same watch events for
+// either inventory, the same spec and status.
+func TestApplierInventoryClientSkipsUpdatesThatChangeNothing(t *testing.T) {
+	f := clusterWithResourceGroups(t)
+	kptClient, err := cluster.NewInventoryClient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	myClient, err := cluster.NewApplierInventoryClient(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := f.DynamicClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgs := dyn.Resource(rgResource).Namespace("default")
+	w, err := rgs.Watch(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	kptInv := live.WrapInventoryInfoObj(resourceGroup("inv-k", "id-k"))
+	myInv := live.WrapInventoryInfoObj(resourceGroup("inv-m", "id-m"))
+	for i, step := range []struct {
+		objs object.ObjMetadataSet
+		// updates are kpt's updates of the ResourceGroup, skipped those
+		// that change nothing.
+		updates, skipped int
+	}{
+		{objs: object.ObjMetadataSet{configMap("a"), configMap("b")}, updates: 1, skipped: 1}, // it creates, then replaces
+		{objs: object.ObjMetadataSet{configMap("a"), configMap("b")}, updates: 2, skipped: 2}, // it merges, then replaces
+		{objs: object.ObjMetadataSet{configMap("b"), configMap("c")}, updates: 2, skipped: 0},
+	} {
+		before := updatesOfResourceGroups(t, f)
+		applyInventory(t, kptClient, kptInv, step.objs)
+		kpts := updatesOfResourceGroups(t, f) - before
+		applyInventory(t, myClient, myInv, step.objs)
+		mine := updatesOfResourceGroups(t, f) - before - kpts
+		if kpts != step.updates || mine != kpts-step.skipped {
+			t.Errorf("apply %d: the applier's client sent %d updates of the ResourceGroup, kpt's %d: want %d and %d", i+1, mine, kpts, step.updates-step.skipped, step.updates)
+		}
+		for _, field := range []string{"spec", "status"} {
+			k, m := storedField(t, rgs, "inv-k", field), storedField(t, rgs, "inv-m", field)
+			if !reflect.DeepEqual(k, m) {
+				t.Errorf("apply %d: the applier's client stored the %s\n%v\nkpt's client\n%v", i+1, field, m, k)
+			}
+		}
+	}
+	events := map[string][]watch.EventType{}
+	for {
+		select {
+		case e := <-w.ResultChan():
+			if u, ok := e.Object.(*unstructured.Unstructured); ok {
+				events[u.GetName()] = append(events[u.GetName()], e.Type)
+			}
+			continue
+		case <-time.After(2 * time.Second):
+		}
+		break
+	}
+	if len(events["inv-k"]) < 4 || !reflect.DeepEqual(events["inv-m"], events["inv-k"]) {
+		t.Errorf("watch events of the inventory written by the applier's client %v, by kpt's %v: want the same", events["inv-m"], events["inv-k"])
+	}
+}
+
+// updatesOfResourceGroups is how many updates of ResourceGroups (not of
+// their status) the kube-apiserver has served, from its metrics.
+func updatesOfResourceGroups(t *testing.T, f cmdutil.Factory) int {
+	t.Helper()
+	cs, err := f.KubernetesClientSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := cs.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="resourcegroups"`) ||
+			!strings.Contains(line, `subresource=""`) || !strings.Contains(line, `verb="PUT"`) {
+			continue
+		}
+		v, err := strconv.Atoi(line[strings.LastIndex(line, " ")+1:])
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		n += v
+	}
+	return n
+}
+
+func storedField(t *testing.T, rgs dynamic.ResourceInterface, name, field string) any {
+	t.Helper()
+	u, err := rgs.Get(t.Context(), name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Object[field]
 }
