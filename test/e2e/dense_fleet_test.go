@@ -122,11 +122,18 @@ func (e *denseE2E) converges(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("the first apply of %d contexts:\n%s", e.fleet.Contexts, r.result)
 	}
-	// Each context's inventory is read once before the run writes, and
-	// twice by kpt's engine (as it prepares, and as it replaces it after
-	// the apply): of its seven reads, those with no write between are one.
-	if got, want := e.fleet.countsSince(t, before)["GET resourcegroups"], 3*e.fleet.Contexts; got > want {
-		t.Errorf("the first apply of %d contexts read ResourceGroups with %d GETs, want at most %d: 3 per context", e.fleet.Contexts, got, want)
+	counts, c := e.fleet.countsSince(t, before), len(e.fleet.apis)
+	// Before the run writes, the contexts of a cluster find their
+	// inventories and Leases missing with a list of each; kpt's engine
+	// reads each inventory twice (as it prepares, and as it replaces it
+	// after the apply: of its seven reads, those with no write between are
+	// one), and sends no update that would change nothing but its status.
+	if got, want := counts["GET resourcegroups"], 2*e.fleet.Contexts; got > want {
+		t.Errorf("the first apply of %d contexts read ResourceGroups with %d GETs, want at most %d: kpt's engine's 2 per context", e.fleet.Contexts, got, want)
+	}
+	if counts["GET leases"] != 0 || counts["LIST leases"] != c || counts["PUT resourcegroups"] != 0 || counts["POST resourcegroups"] != e.fleet.Contexts {
+		t.Errorf("the first apply of %d contexts on %d clusters: %d GETs and %d lists of Leases, %d creates and %d updates of ResourceGroups; want no GET, a list per cluster, a create per context and no update",
+			e.fleet.Contexts, c, counts["GET leases"], counts["LIST leases"], counts["POST resourcegroups"], counts["PUT resourcegroups"])
 	}
 	e.requireAll(t, r, v1alpha1.ApplyApplied)
 	for j := range e.p.Namespaces {

@@ -107,10 +107,28 @@ func (t *target) fail(err error) {
 // read fails alone.
 func (r *run) prepareAll(ctx context.Context, kc *cluster.Kubeconfig) {
 	if rec := r.fleet.record; rec != nil {
-		kc.ReadTogether(cluster.RecordedInventories(r.outDir().Path, r.contextNames(),
-			func(name string) bool { return rec.Context(name) != nil }))
+		kc.ReadTogether(r.inventoriesToRead(rec))
 	}
 	r.prepareEach(ctx, kc, r.targets, r.prepare)
+}
+
+// inventoriesToRead is where each context's inventory is, for
+// ReadTogether: in OUT_DIR's package for a context the fleet record says
+// a run applied; in its staged package (what load reads), Unrecorded, for
+// one it records no apply of, such as every context of a first apply.
+func (r *run) inventoriesToRead(rec *outdir.FleetRecord) map[string]cluster.InventoryRef {
+	recorded := func(name string) bool { return rec.Context(name) != nil }
+	refs := cluster.RecordedInventories(r.outDir().Path, r.contextNames(), recorded)
+	for _, t := range r.targets {
+		if recorded(t.name) {
+			continue
+		}
+		if ref, ok := cluster.InventoryRefOf(t.dir); ok {
+			ref.Unrecorded = true
+			refs[t.name] = ref
+		}
+	}
+	return refs
 }
 
 // prepareEach runs prepare on every target, --parallel at a time.

@@ -13,6 +13,7 @@ import (
 	kptutil "github.com/kptdev/kpt/commands/util"
 	"github.com/kptdev/kpt/pkg/lib/util/cfgflags"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -48,6 +49,9 @@ type Kubeconfig struct {
 	// together is ReadTogether's plan: the group of each context whose
 	// first inventory and Lease reads are one list (together.go).
 	together atomic.Value
+	// newMetadata makes a context's metadata client (ReadTogether's list
+	// of names); nil: from the context's REST config.
+	newMetadata func(context string) (metadata.Interface, error)
 }
 
 // LoadKubeconfig reads the kubeconfig at path; when path is "", it follows
@@ -138,6 +142,16 @@ func (k *Kubeconfig) Impersonate(who Impersonation) { k.as = who }
 func (k *Kubeconfig) User(context string) string {
 	if c := k.raw.Contexts[context]; c != nil {
 		return c.AuthInfo
+	}
+	return ""
+}
+
+// Entries are the cluster and user entries of the kubeconfig a context
+// names, as one key: the contexts with the same key reach one cluster as
+// one identity (the run's impersonation applies to every context alike).
+func (k *Kubeconfig) Entries(context string) string {
+	if c := k.raw.Contexts[context]; c != nil {
+		return c.Cluster + "\x00" + c.AuthInfo
 	}
 	return ""
 }

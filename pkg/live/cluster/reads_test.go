@@ -40,6 +40,8 @@ contexts:
   context: {cluster: one, user: u}
 - name: shard-d
   context: {cluster: one, user: v}
+- name: shard-e
+  context: {cluster: one, user: u}
 current-context: shard-a
 `
 

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/shard-router/shard-router/pkg/live/cluster"
@@ -53,8 +55,9 @@ func verbs(actions []k8stesting.Action) map[string]int {
 // have their first ResourceGroup and Lease reads answered by one list of
 // each; a context alone in its group (shard-b: another cluster; shard-d:
 // another user) sends its GETs as before. What the list lacks (a Lease
-// without shard-router's label), a later read, and every read after a
-// list that failed are GETs, with the answers and errors GETs give.
+// without shard-router's label) is in the list of every Lease; a later
+// read, and every read after a list that failed are GETs, with the
+// answers and errors GETs give.
 func TestReadTogether(t *testing.T) {
 	k := loadShared(t)
 	refs := map[string]cluster.InventoryRef{}
@@ -116,9 +119,10 @@ func TestReadTogether(t *testing.T) {
 		l, err := readLease("shard-"+c, "inv-"+c)
 		mustName("shard-"+c+"'s Lease", l, err, lease.Name("inv-"+c))
 	}
-	// shard-c's Lease lacks the label, so the list lacks it: a GET.
-	if got := verbs(cs.Actions()); got["list leases"] != 1 || got["get leases"] != 3 {
-		t.Errorf("the Leases were read with %v, want one list and 3 gets (shard-c's unlabelled, b's, d's)", got)
+	// shard-c's Lease lacks the label, so the list lacks it: the list of
+	// every Lease of the namespace holds it.
+	if got := verbs(cs.Actions()); got["list leases"] != 2 || got["get leases"] != 2 {
+		t.Errorf("the Leases were read with %v, want two lists (the labelled, every one) and 2 gets (b's, d's)", got)
 	}
 
 	// A list that fails: each context of the group GETs, and a missing
@@ -140,6 +144,80 @@ func TestReadTogether(t *testing.T) {
 	if got := verbs(cs2.Actions()); got["list leases"] != 1 || got["get leases"] != 2 {
 		t.Errorf("after a forbidden list: %v, want the one list and a get each", got)
 	}
+}
+
+// Contexts OUT_DIR records no apply of (Unrecorded) read their
+// ResourceGroup and Lease from the namespace's list of every name (of
+// every Lease): one that is not there is not found, as a GET would say;
+// a ResourceGroup that is there is read with a GET. In a group with a
+// recorded context, that one's ResourceGroup is listed by its id alone.
+func TestReadTogetherUnrecorded(t *testing.T) {
+	k := loadShared(t)
+	k.ReadTogether(map[string]cluster.InventoryRef{
+		"shard-a": {Namespace: "default", Name: "inv-a", ID: "id-a", Unrecorded: true},
+		"shard-c": {Namespace: "default", Name: "inv-c", ID: "id-c", Unrecorded: true},
+		"shard-e": {Namespace: "default", Name: "inv-e", ID: "id-e"},
+	})
+	scheme := metadatafake.NewTestScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	names := metadatafake.NewSimpleMetadataClient(scheme, partialResourceGroup("inv-c"), partialResourceGroup("inv-e"), partialResourceGroup("other"))
+	k.UseMetadata(func(string) (metadata.Interface, error) { return names, nil })
+	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{rgResource: "ResourceGroupList"},
+		resourceGroup("inv-c", "id-c"), resourceGroup("inv-e", "id-e"), resourceGroup("other", "id-other"))
+	cs := fake.NewClientset(shardLease("inv-c", false), shardLease("inv-e", true))
+	ctx := context.Background()
+	readRG := func(context, name string) (*unstructured.Unstructured, error) {
+		d, err := k.InventoryReadsOf(context, cluster.WithDynamic(nil, dyn, nil)).DynamicClient()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Resource(rgResource).Namespace("default").Get(ctx, name, metav1.GetOptions{})
+	}
+	_, wantErr := dyn.Resource(rgResource).Namespace("default").Get(ctx, "inv-a", metav1.GetOptions{})
+	dyn.ClearActions()
+
+	if _, err := readRG("shard-a", "inv-a"); err == nil || err.Error() != wantErr.Error() || !apierrors.IsNotFound(err) {
+		t.Errorf("shard-a's ResourceGroup, which does not exist: %v, want a GET's NotFound: %v", err, wantErr)
+	}
+	for _, c := range []string{"c", "e"} {
+		if u, err := readRG("shard-"+c, "inv-"+c); err != nil || u.GetName() != "inv-"+c {
+			t.Errorf("shard-%s's ResourceGroup: %v, %v", c, u, err)
+		}
+	}
+	if got := verbs(names.Actions()); got["list resourcegroups"] != 1 || len(got) != 1 {
+		t.Errorf("the names were read with %v, want one list", got)
+	}
+	if got := verbs(dyn.Actions()); got["list resourcegroups"] != 1 || got["get resourcegroups"] != 1 {
+		t.Errorf("the ResourceGroups were read with %v, want one list (shard-e's) and one get (shard-c's)", got)
+	}
+	for _, a := range dyn.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok {
+			if sel := l.GetListRestrictions().Labels.String(); sel != "cli-utils.sigs.k8s.io/inventory-id in (id-e)" {
+				t.Errorf("the list selects %q, want the recorded context's inventory id", sel)
+			}
+		}
+	}
+
+	for _, c := range []string{"a", "c", "e"} {
+		l, err := k.LeasesOf("shard-"+c, cs.CoordinationV1()).Leases("default").Get(ctx, lease.Name("inv-"+c), metav1.GetOptions{})
+		switch {
+		case c == "a" && !apierrors.IsNotFound(err):
+			t.Errorf("shard-a's Lease, which does not exist: %v, %v; want NotFound", l, err)
+		case c != "a" && (err != nil || l.Name != lease.Name("inv-"+c)):
+			t.Errorf("shard-%s's Lease: %v, %v", c, l, err)
+		}
+	}
+	if got := verbs(cs.Actions()); got["list leases"] != 2 || got["get leases"] != 0 {
+		t.Errorf("the Leases were read with %v, want two lists (shard-e's labelled, every one) and no get", got)
+	}
+}
+
+func partialResourceGroup(name string) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "kpt.dev/v1alpha1", Kind: "ResourceGroup"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
 }
 
 // OUT_DIR's resourcegroup.yaml gives where a context's inventory is; a
