@@ -33,6 +33,14 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 		return false
 	}
 	creates := r.createsByCluster()
+	// The contexts reaching one cluster as one identity share the answers
+	// of their access reviews.
+	reviews := map[string]*preflight.Reviews{}
+	for _, t := range asked {
+		if _, ok := reviews[reviewsKey(t)]; !ok {
+			reviews[reviewsKey(t)] = &preflight.Reviews{}
+		}
+	}
 	results := make([]*preflight.Result, len(asked))
 	var g errgroup.Group
 	if r.opts.Parallel > 0 {
@@ -42,7 +50,7 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 		g.Go(func() error {
 			c := preflight.Context{Name: t.name, Factory: t.factory, Inventory: t.pkg.Inventory, InventoryFound: t.live.Found,
 				Apply: t.applied(), Prune: t.leaving(),
-				InstallCRD: !r.opts.DryRun && r.installsCRD(t), Creates: creates[t.identity.UID]}
+				InstallCRD: !r.opts.DryRun && r.installsCRD(t), Creates: creates[t.identity.UID], Reviews: reviews[reviewsKey(t)]}
 			if t.identity.UID == "" {
 				preflight.CreatesOf(c.Apply, &c.Creates)
 			}
@@ -72,6 +80,15 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 		}
 	}
 	return refused
+}
+
+// reviewsKey is whose access reviews t shares: those of the contexts
+// naming its cluster and user entries.
+func reviewsKey(t *target) string {
+	if t.kc == nil || t.kc.Entries(t.name) == "" {
+		return "\x00" + t.name
+	}
+	return t.kc.Entries(t.name)
 }
 
 // installsCRD: the apply installs or updates kpt's ResourceGroup CRD in

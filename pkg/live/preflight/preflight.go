@@ -66,6 +66,9 @@ type Context struct {
 	// in the cluster (this context's and those of contexts reaching the
 	// same cluster).
 	Creates Creates
+	// Reviews are the access reviews' answers the context shares with the
+	// others reaching its cluster as the same identity; nil: its own.
+	Reviews *Reviews
 }
 
 // Creates are the Namespaces (by name) and the kinds of the CRDs (with
@@ -176,8 +179,8 @@ type checker struct {
 	reader *status.Reader
 	// reviews remembers each access review's answer: RBAC for a create
 	// does not depend on the object, so one review serves every object of
-	// a resource and namespace.
-	reviews sync.Map
+	// a resource and namespace (of every context sharing c.Reviews).
+	reviews *Reviews
 	// forbidden are the objects this identity may not read, with the
 	// cluster's answer: kpt's engine reads each object before it writes
 	// or prunes it.
@@ -200,7 +203,11 @@ func newChecker(c Context, s v1alpha1.ApplyStrategy) (*checker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &checker{c: c, s: s, mapper: cluster.MemoMapper(mapper), reader: reader, res: Result{Context: c.Name}}, nil
+	reviews := c.Reviews
+	if reviews == nil {
+		reviews = &Reviews{}
+	}
+	return &checker{c: c, s: s, mapper: cluster.MemoMapper(mapper), reader: reader, reviews: reviews, res: Result{Context: c.Name}}, nil
 }
 
 // readLive reads every object the context applies or prunes, in

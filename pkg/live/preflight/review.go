@@ -28,21 +28,41 @@ type answerOf struct {
 	why     string
 }
 
-// reviewCall is one access review of a run, asked once however many
-// objects wait on it at once.
+// Reviews are the answers of access reviews, shared by the contexts of a
+// run that reach one cluster as one identity (the same cluster and user
+// entries of the kubeconfig, the same impersonation): RBAC answers them
+// alike, so each question is sent once, not once per context. The zero
+// value is ready to use.
+type Reviews struct {
+	calls sync.Map // access → *reviewCall
+}
+
+// reviewCall is one question's answer, asked by one checker at a time. A
+// review that failed is not kept: the next checker to need it asks it
+// again, with its own context, so that one context's failure (or its
+// cancelled requests) never becomes another's.
 type reviewCall struct {
-	once sync.Once
-	ans  answerOf
-	err  error
+	mu    sync.Mutex
+	asked bool
+	ans   answerOf
 }
 
 // review asks RBAC about a with a SelfSubjectAccessReview (as the run's
-// identity, impersonation included), once per question in a run.
+// identity, impersonation included), once per question for the contexts
+// that share ck's Reviews.
 func (ck *checker) review(ctx context.Context, a access) (allowed bool, why string, err error) {
-	v, _ := ck.reviews.LoadOrStore(a, &reviewCall{})
+	v, _ := ck.reviews.calls.LoadOrStore(a, &reviewCall{})
 	call := v.(*reviewCall)
-	call.once.Do(func() { call.ans, call.err = ck.ask(ctx, a) })
-	return call.ans.allowed, call.ans.why, call.err
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	if !call.asked {
+		ans, err := ck.ask(ctx, a)
+		if err != nil {
+			return false, "", err
+		}
+		call.ans, call.asked = ans, true
+	}
+	return call.ans.allowed, call.ans.why, nil
 }
 
 // ask sends the access review of a.
