@@ -263,6 +263,7 @@ func TestApplierInventoryClientConflicts(t *testing.T) {
 // clusterWithResourceGroups starts a kube-apiserver with kpt's
 // ResourceGroup CRD installed; the factory of its context.
 func clusterWithResourceGroups(t *testing.T) cmdutil.Factory {
+	t.Helper()
 	kubeconfig := localfleet.StartForTest(t, filepath.Join("..", "..", "..", ".tools", "bin"))
 	k, err := cluster.LoadKubeconfig(kubeconfig)
 	if err != nil {
