@@ -35,11 +35,13 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 	creates := r.createsByCluster()
 	// The contexts reaching one cluster as one identity share the answers
 	// of their access reviews.
-	reviews := map[string]*preflight.Reviews{}
-	for _, t := range asked {
-		if _, ok := reviews[reviewsKey(t)]; !ok {
-			reviews[reviewsKey(t)] = &preflight.Reviews{}
+	reviews, byKey := make([]*preflight.Reviews, len(asked)), map[string]*preflight.Reviews{}
+	for i, t := range asked {
+		key := reviewsKey(t)
+		if byKey[key] == nil {
+			byKey[key] = &preflight.Reviews{}
 		}
+		reviews[i] = byKey[key]
 	}
 	results := make([]*preflight.Result, len(asked))
 	var g errgroup.Group
@@ -50,7 +52,7 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 		g.Go(func() error {
 			c := preflight.Context{Name: t.name, Factory: t.factory, Inventory: t.pkg.Inventory, InventoryFound: t.live.Found,
 				Apply: t.applied(), Prune: t.leaving(),
-				InstallCRD: !r.opts.DryRun && r.installsCRD(t), Creates: creates[t.identity.UID], Reviews: reviews[reviewsKey(t)]}
+				InstallCRD: !r.opts.DryRun && r.installsCRD(t), Creates: creates[t.identity.UID], Reviews: reviews[i]}
 			if t.identity.UID == "" {
 				preflight.CreatesOf(c.Apply, &c.Creates)
 			}
@@ -85,10 +87,12 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 // reviewsKey is whose access reviews t shares: those of the contexts
 // naming its cluster and user entries.
 func reviewsKey(t *target) string {
-	if t.kc == nil || t.kc.Entries(t.name) == "" {
-		return "\x00" + t.name
+	if t.kc != nil {
+		if key, ok := t.kc.Entries(t.name); ok {
+			return key
+		}
 	}
-	return t.kc.Entries(t.name)
+	return "\x00" + t.name
 }
 
 // installsCRD: the apply installs or updates kpt's ResourceGroup CRD in

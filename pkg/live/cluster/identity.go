@@ -68,11 +68,11 @@ func (k *Kubeconfig) SharedProbe(ctx context.Context, context string, probe func
 // sharedRead is read, answered once for the contexts that name the same
 // cluster and user entries as context.
 func sharedRead[T any](ctx context.Context, k *Kubeconfig, what, context string, read func() (T, error)) (T, error) {
-	c := k.raw.Contexts[context]
-	if c == nil {
+	key, ok := k.Entries(context)
+	if !ok {
 		return read()
 	}
-	v, _ := k.shared.LoadOrStore(what+"\x00"+c.Cluster+"\x00"+c.AuthInfo, &shared[T]{})
+	v, _ := k.shared.LoadOrStore(what+"\x00"+key, &shared[T]{})
 	return v.(*shared[T]).get(ctx, read)
 }
 

@@ -148,12 +148,14 @@ func (k *Kubeconfig) User(context string) string {
 
 // Entries are the cluster and user entries of the kubeconfig a context
 // names, as one key: the contexts with the same key reach one cluster as
-// one identity (the run's impersonation applies to every context alike).
-func (k *Kubeconfig) Entries(context string) string {
+// one identity (the run's impersonation applies to every context alike),
+// and share what is read or asked once for both (discovery, identity,
+// access reviews). ok is false for a context the kubeconfig lacks.
+func (k *Kubeconfig) Entries(context string) (key string, ok bool) {
 	if c := k.raw.Contexts[context]; c != nil {
-		return c.Cluster + "\x00" + c.AuthInfo
+		return c.Cluster + "\x00" + c.AuthInfo, true
 	}
-	return ""
+	return "", false
 }
 
 // Credentials are the context's credentials as its requests use them; nil
@@ -251,8 +253,8 @@ func (k *Kubeconfig) Factory(context string) cmdutil.Factory {
 	getter := &contextGetter{loader: k.loader(context), wrap: k.rememberFlowControl(flags.WrapConfigFn), shared: &sharedDiscovery{},
 		credentials: func(cfg *rest.Config) *Credentials { return k.credentialsOf(context, cfg) },
 		configError: func(err error) error { return k.configError(context, err) }}
-	if c := k.raw.Contexts[context]; c != nil {
-		shared, _ := k.discovery.LoadOrStore(c.Cluster+"\x00"+c.AuthInfo, getter.shared)
+	if key, ok := k.Entries(context); ok {
+		shared, _ := k.discovery.LoadOrStore(key, getter.shared)
 		getter.shared = shared.(*sharedDiscovery)
 	}
 	return cmdutil.NewFactory(&cfgflags.UserAgentKubeConfigFlags{Delegate: getter, UserAgent: UserAgent})

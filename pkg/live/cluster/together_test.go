@@ -98,13 +98,7 @@ func TestReadTogether(t *testing.T) {
 	if got := verbs(dyn.Actions()); got["list resourcegroups"] != 1 || got["get resourcegroups"] != 0 {
 		t.Errorf("shard-a and shard-c read their ResourceGroups with %v, want one list and no get", got)
 	}
-	for _, a := range dyn.Actions() {
-		if l, ok := a.(k8stesting.ListAction); ok {
-			if sel := l.GetListRestrictions().Labels.String(); sel != "cli-utils.sigs.k8s.io/inventory-id in (id-a,id-c)" {
-				t.Errorf("the list selects %q, want the group's inventory ids", sel)
-			}
-		}
-	}
+	requireListSelects(t, dyn.Actions(), "cli-utils.sigs.k8s.io/inventory-id in (id-a,id-c)", "the group's inventory ids")
 	for _, c := range []string{"b", "d"} {
 		u, err := readRG("shard-"+c, "inv-"+c)
 		mustName("shard-"+c+"'s ResourceGroup", u, err, "inv-"+c)
@@ -193,13 +187,7 @@ func TestReadTogetherUnrecorded(t *testing.T) {
 	if got := verbs(dyn.Actions()); got["list resourcegroups"] != 1 || got["get resourcegroups"] != 1 {
 		t.Errorf("the ResourceGroups were read with %v, want one list (shard-e's) and one get (shard-c's)", got)
 	}
-	for _, a := range dyn.Actions() {
-		if l, ok := a.(k8stesting.ListAction); ok {
-			if sel := l.GetListRestrictions().Labels.String(); sel != "cli-utils.sigs.k8s.io/inventory-id in (id-e)" {
-				t.Errorf("the list selects %q, want the recorded context's inventory id", sel)
-			}
-		}
-	}
+	requireListSelects(t, dyn.Actions(), "cli-utils.sigs.k8s.io/inventory-id in (id-e)", "the recorded context's inventory id")
 
 	for _, c := range []string{"a", "c", "e"} {
 		l, err := k.LeasesOf("shard-"+c, cs.CoordinationV1()).Leases("default").Get(ctx, lease.Name("inv-"+c), metav1.GetOptions{})
@@ -212,6 +200,18 @@ func TestReadTogetherUnrecorded(t *testing.T) {
 	}
 	if got := verbs(cs.Actions()); got["list leases"] != 2 || got["get leases"] != 0 {
 		t.Errorf("the Leases were read with %v, want two lists (shard-e's labelled, every one) and no get", got)
+	}
+}
+
+// requireListSelects: every list among actions selects want (what).
+func requireListSelects(t *testing.T, actions []k8stesting.Action, want, what string) {
+	t.Helper()
+	for _, a := range actions {
+		if l, ok := a.(k8stesting.ListAction); ok {
+			if sel := l.GetListRestrictions().Labels.String(); sel != want {
+				t.Errorf("the list selects %q, want %s", sel, what)
+			}
+		}
 	}
 }
 
