@@ -114,23 +114,25 @@ type fleetSide struct {
 // 16, 64 and 256 contexts (BENCH_FLEET_SIZES=16,64 to shrink it) of a
 // dense fleet of four kube-apiservers (startDenseFleet: context i on
 // cluster i % 4, each with Namespaces and an inventory of its own), fresh
-// clusters for each size. At each size it runs, as whole processes, the
-// first apply, an apply that changes one object in every context, a
-// no-change apply (which must send no write to an object) and status
-// (BENCH_FLEET_ROUNDS times each, default 3, the median reported), plan,
-// split, and a two-wave rollout of one object per context, then `kpt live
-// apply` once per context with no change: the loop users run today
-// (BENCH_FLEET_KPT_SAMPLE contexts of it, default 32, scaled to all). It
-// prints, for each, wall time, CPU (user+sys), peak RSS and the clusters'
-// CPU, the ratios of the largest size to the smallest, and the no-change
-// apply against the kpt loop.
+// clusters for each size, kpt's ResourceGroup CRD installed. At each size
+// it runs, as whole processes, the first apply, an apply that changes one
+// object in every context, a no-change apply (which must send no write to
+// an object) and status, plan, split, and a two-wave rollout of one object
+// per context, then `kpt live apply` once per context with no change: the
+// loop users run today (BENCH_FLEET_KPT_SAMPLE contexts of it, default 32,
+// scaled to all). The first apply, the no-change apply and status run
+// BENCH_FLEET_ROUNDS times each (default 3; the first apply's later rounds
+// come last, each of a package new to the clusters), their medians
+// reported. It prints, for each, wall time, CPU (user+sys), peak RSS and
+// the clusters' CPU, the ratios of the largest size to the smallest, and
+// the no-change apply against the kpt loop.
 //
 // With BASE_BIN (make bench-fleet-base builds it from FLEET_BASE), it
 // measures that shard-router and the working tree's side by side on the
-// same fleets, each with a package and an OUT_DIR of its own: kpt's
-// ResourceGroup CRD installed beforehand, the first and one-changed
-// applies base first, the repeated steps alternating which goes first,
-// then a table of each and of their ratios against the bounds. It runs once whatever b.N is; the machine is shared, so read the
+// same fleets, each with a package and an OUT_DIR of its own: the first
+// and one-changed applies base first, the repeated steps alternating which
+// goes first, then a table of each and of their ratios against the
+// bounds. It runs once whatever b.N is; the machine is shared, so read the
 // ratios of one run.
 func BenchmarkFleet(b *testing.B) {
 	sizes := fleetBenchSizes(b)
@@ -144,6 +146,9 @@ func BenchmarkFleet(b *testing.B) {
 	const timeout = 20 * time.Minute
 	kptSampled := make([]int, len(sizes))
 	kptLoop := make([]fleetUsage, len(sizes))
+	// each lists the repeated steps' runs, printed with the tables (a
+	// benchmark's log keeps only its first lines).
+	var each []string
 	for si, n := range sizes {
 		start := time.Now()
 		dir := b.TempDir()
@@ -172,17 +177,16 @@ func BenchmarkFleet(b *testing.B) {
 			s.usage = append(s.usage, make([]fleetUsage, len(fleetBenchSteps)))
 			s.rounds = map[int][]fleetUsage{}
 		}
-		if len(sides) > 1 {
-			// kpt's ResourceGroup CRD, which the first apply to a cluster
-			// installs and waits for, is installed beforehand, so that the
-			// side applied first does not pay for both.
-			for j := range fleetBenchClusters {
-				mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "install-resource-group", "--kubeconfig", f.kubeconfig, "--context", f.ContextName(j))
-			}
+		// kpt's ResourceGroup CRD, which the first apply to a cluster
+		// installs and waits for, is installed beforehand, so that every
+		// first apply measured (of either side, in any round) pays for
+		// what a context costs, not for a cluster's one-time install.
+		for j := range fleetBenchClusters {
+			mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "install-resource-group", "--kubeconfig", f.kubeconfig, "--context", f.ContextName(j))
 		}
 		for _, s := range sides {
 			write(s)
-			s.usage[si][stepFirst] = apply(s)
+			s.rounds[stepFirst] = append(s.rounds[stepFirst], apply(s))
 		}
 		for _, s := range sides {
 			s.p.FirstValue = "v2"
@@ -208,7 +212,7 @@ func BenchmarkFleet(b *testing.B) {
 		for _, s := range sides {
 			for _, step := range []int{stepNoChange, stepStatus} {
 				s.usage[si][step] = medianUsage(s.rounds[step])
-				b.Logf("%d contexts, %s, %s, each round: %s", n, s.name, fleetBenchSteps[step], roundsString(s.rounds[step]))
+				each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", n, s.name, fleetBenchSteps[step], roundsString(s.rounds[step])))
 			}
 			s.usage[si][stepPlan] = measure(s, "plan", s.pkg, "--previous", s.out, "--detailed-exitcode")
 			s.usage[si][stepSplit] = measure(s, "split", s.pkg, "-o", filepath.Join(dir, s.prefix+"-split"))
@@ -241,6 +245,36 @@ func BenchmarkFleet(b *testing.B) {
 		for _, s := range sides {
 			s.usage[si][stepKptLoop] = loop
 		}
+		// The first apply again, in rounds after every other step (which
+		// the extra objects would otherwise change), so that its ratio is
+		// of medians, as the no-change apply's and status' are: one run of
+		// it is a single sample on a shared machine. Each round's package
+		// is new to the clusters (Namespaces and inventories of its own)
+		// and its OUT_DIR empty, and the sides alternate which goes first.
+		for r := 1; r < rounds; r++ {
+			order := sides
+			if r%2 == 1 {
+				order = slices.Clone(sides)
+				slices.Reverse(order)
+			}
+			for _, s := range order {
+				p := s.p
+				p.Name, p.Prefix = fmt.Sprintf("%s-first%d", s.prefix, r), fmt.Sprintf("%s%d", s.prefix, r)
+				p.FirstValue, p.Rollout = "", ""
+				pkg, out := filepath.Join(dir, p.Prefix+"-pkg"), filepath.Join(dir, p.Prefix+"-out")
+				if err := os.MkdirAll(out, 0o755); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Write(pkg); err != nil {
+					b.Fatal(err)
+				}
+				s.rounds[stepFirst] = append(s.rounds[stepFirst], measure(s, "apply", pkg, "--out", out, "--kubeconfig", f.kubeconfig))
+			}
+		}
+		for _, s := range sides {
+			s.usage[si][stepFirst] = medianUsage(s.rounds[stepFirst])
+			each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", n, s.name, fleetBenchSteps[stepFirst], roundsString(s.rounds[stepFirst])))
+		}
 		f.stop()
 		b.Logf("%d contexts measured in %s", n, time.Since(start).Round(time.Second))
 	}
@@ -252,6 +286,10 @@ func BenchmarkFleet(b *testing.B) {
 	}
 	if len(sides) > 1 {
 		fmt.Print(fleetBenchCompare(sizes, sides))
+	}
+	fmt.Printf("\neach round, wall s / CPU s / the clusters' CPU s:\n\n")
+	for _, line := range each {
+		fmt.Printf("- %s\n", line)
 	}
 	last := len(sizes) - 1
 	for _, s := range sides {
@@ -289,7 +327,7 @@ func roundsString(us []fleetUsage) string {
 func fleetBenchTable(sizes []int, usage [][]fleetUsage, kptSampled []int, rounds int) string {
 	var s strings.Builder
 	last := len(sizes) - 1
-	fmt.Fprintf(&s, "\n%d namespaced objects in %d Namespaces on %d kube-apiservers; each cell: wall s / CPU s (user+sys) / peak RSS MB / the clusters' CPU s (etcd and kube-apiserver); no change and status: medians of %d runs\n\n",
+	fmt.Fprintf(&s, "\n%d namespaced objects in %d Namespaces on %d kube-apiservers; each cell: wall s / CPU s (user+sys) / peak RSS MB / the clusters' CPU s (etcd and kube-apiserver); the first apply, no change and status: medians of %d runs\n\n",
 		fleetBenchNamespaces*fleetBenchConfigMaps, fleetBenchNamespaces, fleetBenchClusters, rounds)
 	s.WriteString("| step |")
 	for _, n := range sizes {
