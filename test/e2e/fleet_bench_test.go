@@ -159,8 +159,20 @@ func BenchmarkFleet(b *testing.B) {
 			u.clusters = f.clustersCPU() - c0
 			return u
 		}
-		apply := func(s *fleetSide) fleetUsage {
-			return measure(s, "apply", s.pkg, "--out", s.out, "--kubeconfig", f.kubeconfig)
+		// applyPackage is every apply measured: the first apply's later
+		// rounds apply packages of their own, with the same flags.
+		applyPackage := func(s *fleetSide, pkg, out string) fleetUsage {
+			return measure(s, "apply", pkg, "--out", out, "--kubeconfig", f.kubeconfig)
+		}
+		apply := func(s *fleetSide) fleetUsage { return applyPackage(s, s.pkg, s.out) }
+		// dirsOf are the directories of a package and of its OUT_DIR,
+		// made empty.
+		dirsOf := func(prefix string) (pkg, out string) {
+			pkg, out = filepath.Join(dir, prefix+"-pkg"), filepath.Join(dir, prefix+"-out")
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			return pkg, out
 		}
 		write := func(s *fleetSide) {
 			if err := s.p.Write(s.pkg); err != nil {
@@ -170,10 +182,7 @@ func BenchmarkFleet(b *testing.B) {
 		for _, s := range sides {
 			s.p = localfleet.DensePackage{Name: s.prefix, Prefix: s.prefix, Dense: f.Dense,
 				Namespaces: fleetBenchNamespaces, ConfigMaps: fleetBenchConfigMaps, Value: "v1"}
-			s.pkg, s.out = filepath.Join(dir, s.prefix+"-pkg"), filepath.Join(dir, s.prefix+"-out")
-			if err := os.MkdirAll(s.out, 0o755); err != nil {
-				b.Fatal(err)
-			}
+			s.pkg, s.out = dirsOf(s.prefix)
 			s.usage = append(s.usage, make([]fleetUsage, len(fleetBenchSteps)))
 			s.rounds = map[int][]fleetUsage{}
 		}
@@ -261,14 +270,11 @@ func BenchmarkFleet(b *testing.B) {
 				p := s.p
 				p.Name, p.Prefix = fmt.Sprintf("%s-first%d", s.prefix, r), fmt.Sprintf("%s%d", s.prefix, r)
 				p.FirstValue, p.Rollout = "", ""
-				pkg, out := filepath.Join(dir, p.Prefix+"-pkg"), filepath.Join(dir, p.Prefix+"-out")
-				if err := os.MkdirAll(out, 0o755); err != nil {
-					b.Fatal(err)
-				}
+				pkg, out := dirsOf(p.Prefix)
 				if err := p.Write(pkg); err != nil {
 					b.Fatal(err)
 				}
-				s.rounds[stepFirst] = append(s.rounds[stepFirst], measure(s, "apply", pkg, "--out", out, "--kubeconfig", f.kubeconfig))
+				s.rounds[stepFirst] = append(s.rounds[stepFirst], applyPackage(s, pkg, out))
 			}
 		}
 		for _, s := range sides {
