@@ -3,6 +3,7 @@ package status
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,12 @@ const (
 	// objects never pull a whole namespace (or, for a cluster-scoped kind,
 	// the whole cluster's).
 	listMin = 16
+	// listPerWanted bounds what a list reads: at most one page, or this
+	// many objects for each one it looks for when that is more. What it
+	// has not found by then is read with a get each, so that a read costs
+	// what the package holds, never what the cluster holds (16 Namespaces
+	// of a cluster of thousands).
+	listPerWanted = 4
 )
 
 // batch is objects of one resource in one namespace ("" for a
@@ -120,32 +127,107 @@ func readLive(ctx context.Context, client dynamic.Interface, batches []*batch, p
 	return found, nil
 }
 
-// read gets the batch's one object, or lists its namespace page by page.
+// read gets the batch's one object, or lists its namespace page by page
+// and keeps the objects it looks for. A list stops once it has found them
+// all, or read its budget (listBudget): the rest are read with a get each
+// (found, or not there).
 func (b *batch) read(ctx context.Context, client dynamic.Interface) ([]unstructured.Unstructured, error) {
 	ri := b.client(client)
 	if len(b.refs) == 1 {
-		name := b.refs[0].Name
-		u, err := ri.Get(ctx, name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("getting %s %s: %w", b.resource.GroupResource(), b.where(name), err)
+		u, err := b.get(ctx, ri, b.refs[0].Name)
+		if u == nil || err != nil {
+			return nil, err
 		}
 		return []unstructured.Unstructured{*u}, nil
 	}
-	var out []unstructured.Unstructured
-	opts := metav1.ListOptions{Limit: listPageSize}
-	for {
-		list, err := ri.List(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("listing %s%s: %w", b.resource.GroupResource(), b.in(), err)
-		}
-		out = append(out, list.Items...)
-		if opts.Continue = list.GetContinue(); opts.Continue == "" {
-			return out, nil
+	out, rest, err := b.list(ctx, ri, listBudget(len(b.refs)))
+	if err != nil || len(rest) == 0 {
+		return out, err
+	}
+	got := make([]*unstructured.Unstructured, len(rest))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(readsPerContext)
+	for i, name := range rest {
+		g.Go(func() (err error) {
+			got[i], err = b.get(gctx, ri, name)
+			return err
+		})
+	}
+	err = g.Wait()
+	if apierrors.IsForbidden(err) {
+		// An identity that may list these objects but not get them: the
+		// whole list, as it may.
+		out, _, err = b.list(ctx, ri, 0)
+		return out, err
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, u := range got {
+		if u != nil {
+			out = append(out, *u)
 		}
 	}
+	return out, nil
+}
+
+// listBudget is how many objects a list may read to find wanted objects:
+// one page, or listPerWanted for each when that is more. A namespace (or,
+// for a cluster-scoped kind, a cluster) of one page is read whole, as it
+// always was.
+func listBudget(wanted int) int64 {
+	return max(listPageSize, int64(listPerWanted*wanted))
+}
+
+// list reads the batch's namespace page by page, keeping the objects the
+// batch looks for, until it has found them all, read the whole namespace,
+// or read budget objects (0: no bound). rest are the ones it did not find
+// before the budget cut it short, sorted: nil when it read to the end.
+func (b *batch) list(ctx context.Context, ri dynamic.ResourceInterface, budget int64) (found []unstructured.Unstructured, rest []string, err error) {
+	missing := make(map[string]bool, len(b.refs))
+	for _, r := range b.refs {
+		missing[r.Name] = true
+	}
+	opts := metav1.ListOptions{Limit: listPageSize}
+	for read := int64(0); ; {
+		list, err := ri.List(ctx, opts)
+		if err != nil {
+			return nil, nil, fmt.Errorf("listing %s%s: %w", b.resource.GroupResource(), b.in(), err)
+		}
+		for _, u := range list.Items {
+			if missing[u.GetName()] {
+				delete(missing, u.GetName())
+				found = append(found, u)
+			}
+		}
+		read += int64(len(list.Items))
+		if opts.Continue = list.GetContinue(); opts.Continue == "" || len(missing) == 0 {
+			return found, nil, nil
+		}
+		if budget > 0 {
+			if read >= budget {
+				break
+			}
+			opts.Limit = min(listPageSize, budget-read)
+		}
+	}
+	for name := range missing {
+		rest = append(rest, name)
+	}
+	slices.Sort(rest)
+	return found, rest, nil
+}
+
+// get reads one object of the batch: nil when it is not there.
+func (b *batch) get(ctx context.Context, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
+	u, err := ri.Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("getting %s %s: %w", b.resource.GroupResource(), b.where(name), err)
+	}
+	return u, nil
 }
 
 // client is the batch's resource in its namespace.
