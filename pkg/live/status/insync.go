@@ -152,6 +152,7 @@ func (r *Reader) ReadEach(ctx context.Context, refs []v1alpha1.ObjectRef) (found
 	}
 	found, forbidden = map[v1alpha1.ObjectRef]*unstructured.Unstructured{}, map[v1alpha1.ObjectRef]error{}
 	batches = splitSmall(batches, listMin)
+	q := newRequests(readsPerContext)
 	for len(batches) > 0 {
 		var mu sync.Mutex
 		var again []*batch // lists that were forbidden: one get each
@@ -159,7 +160,7 @@ func (r *Reader) ReadEach(ctx context.Context, refs []v1alpha1.ObjectRef) (found
 		g.SetLimit(readsPerContext)
 		for _, b := range batches {
 			g.Go(func() error {
-				objs, err := b.read(gctx, r.dynamic)
+				objs, err := b.read(gctx, r.dynamic, q)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

@@ -42,6 +42,24 @@ type batch struct {
 	refs      []v1alpha1.ObjectRef
 }
 
+// requests bounds the requests one read has in flight to a cluster: a
+// slot is held for each request, so that a batch's gets, sent at once,
+// share the bound with every other batch's requests.
+type requests chan struct{}
+
+func newRequests(n int) requests { return make(requests, max(n, 1)) }
+
+// do sends one request in a slot, waiting for one or for ctx.
+func (q requests) do(ctx context.Context, send func() error) error {
+	select {
+	case q <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-q }()
+	return send()
+}
+
 // liveObjects are the objects read from one cluster, by ref; a ref that is
 // absent was not found.
 type liveObjects map[v1alpha1.ObjectRef]*unstructured.Unstructured
@@ -100,11 +118,12 @@ func splitSmall(batches []*batch, min int) []*batch {
 // objects found. The first error stops the reads.
 func readLive(ctx context.Context, client dynamic.Interface, batches []*batch, parallel int) (liveObjects, error) {
 	results := make([][]unstructured.Unstructured, len(batches))
+	q := newRequests(parallel)
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for i, b := range batches {
 		g.Go(func() error {
-			objs, err := b.read(ctx, client)
+			objs, err := b.read(ctx, client, q)
 			results[i] = objs
 			return err
 		})
@@ -130,26 +149,25 @@ func readLive(ctx context.Context, client dynamic.Interface, batches []*batch, p
 // read gets the batch's one object, or lists its namespace page by page
 // and keeps the objects it looks for. A list stops once it has found them
 // all, or read its budget (listBudget): the rest are read with a get each
-// (found, or not there).
-func (b *batch) read(ctx context.Context, client dynamic.Interface) ([]unstructured.Unstructured, error) {
+// (found, or not there). Each request takes a slot of q.
+func (b *batch) read(ctx context.Context, client dynamic.Interface, q requests) ([]unstructured.Unstructured, error) {
 	ri := b.client(client)
 	if len(b.refs) == 1 {
-		u, err := b.get(ctx, ri, b.refs[0].Name)
+		u, err := b.get(ctx, ri, q, b.refs[0].Name)
 		if u == nil || err != nil {
 			return nil, err
 		}
 		return []unstructured.Unstructured{*u}, nil
 	}
-	out, rest, err := b.list(ctx, ri, listBudget(len(b.refs)))
+	out, rest, err := b.list(ctx, ri, q, listBudget(len(b.refs)))
 	if err != nil || len(rest) == 0 {
 		return out, err
 	}
 	got := make([]*unstructured.Unstructured, len(rest))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(readsPerContext)
 	for i, name := range rest {
 		g.Go(func() (err error) {
-			got[i], err = b.get(gctx, ri, name)
+			got[i], err = b.get(gctx, ri, q, name)
 			return err
 		})
 	}
@@ -157,7 +175,7 @@ func (b *batch) read(ctx context.Context, client dynamic.Interface) ([]unstructu
 	if apierrors.IsForbidden(err) {
 		// An identity that may list these objects but not get them: the
 		// whole list, as it may.
-		out, _, err = b.list(ctx, ri, 0)
+		out, _, err = b.list(ctx, ri, q, 0)
 		return out, err
 	}
 	if err != nil {
@@ -183,14 +201,18 @@ func listBudget(wanted int) int64 {
 // batch looks for, until it has found them all, read the whole namespace,
 // or read budget objects (0: no bound). rest are the ones it did not find
 // before the budget cut it short, sorted: nil when it read to the end.
-func (b *batch) list(ctx context.Context, ri dynamic.ResourceInterface, budget int64) (found []unstructured.Unstructured, rest []string, err error) {
+func (b *batch) list(ctx context.Context, ri dynamic.ResourceInterface, q requests, budget int64) (found []unstructured.Unstructured, rest []string, err error) {
 	missing := make(map[string]bool, len(b.refs))
 	for _, r := range b.refs {
 		missing[r.Name] = true
 	}
 	opts := metav1.ListOptions{Limit: listPageSize}
 	for read := int64(0); ; {
-		list, err := ri.List(ctx, opts)
+		var list *unstructured.UnstructuredList
+		err := q.do(ctx, func() (err error) {
+			list, err = ri.List(ctx, opts)
+			return err
+		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("listing %s%s: %w", b.resource.GroupResource(), b.in(), err)
 		}
@@ -219,8 +241,12 @@ func (b *batch) list(ctx context.Context, ri dynamic.ResourceInterface, budget i
 }
 
 // get reads one object of the batch: nil when it is not there.
-func (b *batch) get(ctx context.Context, ri dynamic.ResourceInterface, name string) (*unstructured.Unstructured, error) {
-	u, err := ri.Get(ctx, name, metav1.GetOptions{})
+func (b *batch) get(ctx context.Context, ri dynamic.ResourceInterface, q requests, name string) (*unstructured.Unstructured, error) {
+	var u *unstructured.Unstructured
+	err := q.do(ctx, func() (err error) {
+		u, err = ri.Get(ctx, name, metav1.GetOptions{})
+		return err
+	})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}

@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -88,12 +90,16 @@ func TestAsApplied(t *testing.T) {
 
 // pagedLister serves the lists of a namespace's ConfigMaps page by page,
 // as kube-apiserver does with limit and continue (the dynamic fake ignores
-// both), and counts what the lists returned; gets go to the fake.
+// both), and counts what the lists returned and how many gets were in
+// flight at once; gets go to the fake.
 type pagedLister struct {
 	dynamic.Interface
 	items  []unstructured.Unstructured // sorted by name, as the apiserver's
 	listed int                         // objects returned by lists
 	lists  int
+
+	mu             sync.Mutex
+	inFlight, most int // gets in flight now, and at most
 }
 
 type pagedResource struct {
@@ -112,6 +118,21 @@ func (p *pagedLister) Resource(r schema.GroupVersionResource) dynamic.Namespacea
 
 func (r pagedResource) Namespace(ns string) dynamic.ResourceInterface {
 	return pagedNamespace{r.NamespaceableResourceInterface.Namespace(ns), r.p}
+}
+
+func (n pagedNamespace) Get(ctx context.Context, name string, opts metav1.GetOptions, sub ...string) (*unstructured.Unstructured, error) {
+	p := n.p
+	p.mu.Lock()
+	p.inFlight++
+	p.most = max(p.most, p.inFlight)
+	p.mu.Unlock()
+	time.Sleep(time.Millisecond) // long enough for unbounded gets to pile up
+	defer func() {
+		p.mu.Lock()
+		p.inFlight--
+		p.mu.Unlock()
+	}()
+	return n.ResourceInterface.Get(ctx, name, opts, sub...)
 }
 
 func (n pagedNamespace) List(_ context.Context, opts metav1.ListOptions) (*unstructured.UnstructuredList, error) {
@@ -190,7 +211,8 @@ func TestReadCostsWhatThePackageHolds(t *testing.T) {
 					return true, nil, apierrors.NewForbidden(gvr.GroupResource(), a.(clienttesting.GetAction).GetName(), errors.New("RBAC: list only"))
 				})
 			}
-			got, err := b.read(context.Background(), p)
+			const slots = 3
+			got, err := b.read(context.Background(), p, newRequests(slots))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -210,6 +232,9 @@ func TestReadCostsWhatThePackageHolds(t *testing.T) {
 			}
 			if p.lists != tc.lists || (tc.gets >= 0 && gets != tc.gets) || p.listed != tc.listed {
 				t.Errorf("%d lists of %d objects and %d gets, want %d of %d and %d", p.lists, p.listed, gets, tc.lists, tc.listed, tc.gets)
+			}
+			if p.most > slots {
+				t.Errorf("%d gets in flight at once, more than the read's %d", p.most, slots)
 			}
 		})
 	}
