@@ -106,8 +106,9 @@ Contexts are read in parallel (--parallel), each bounded by --timeout;
 objects are read with one list per kind and namespace (a get each when
 there are fewer than 16; a list reads at most a page of 500 objects, or 4
 for each it looks for when that is more, then gets the ones it has not
-found: a read costs what the package holds, not what the cluster holds). A context that cannot be
-reached is reported as unreachable and never hides the others.
+found: a read costs what the package holds, not what the cluster holds).
+A context that cannot be reached is reported as unreachable and never
+hides the others.
 
 Formats: table (default: the headline, one line per context, unreachable or
 failed first, then those that need attention, then those in sync; then the
