@@ -203,12 +203,7 @@ func BenchmarkFleet(b *testing.B) {
 			s.usage[si][stepOneChanged] = apply(s)
 		}
 		for r := range rounds {
-			order := sides
-			if r%2 == 1 {
-				order = slices.Clone(sides)
-				slices.Reverse(order)
-			}
-			for _, s := range order {
+			for _, s := range inTurn(sides, r) {
 				marks := f.auditMarks(b)
 				s.rounds[stepNoChange] = append(s.rounds[stepNoChange], apply(s))
 				if w := f.objectWritesSince(b, marks); len(w) > 0 {
@@ -261,12 +256,7 @@ func BenchmarkFleet(b *testing.B) {
 		// is new to the clusters (Namespaces and inventories of its own)
 		// and its OUT_DIR empty, and the sides alternate which goes first.
 		for r := 1; r < rounds; r++ {
-			order := sides
-			if r%2 == 1 {
-				order = slices.Clone(sides)
-				slices.Reverse(order)
-			}
-			for _, s := range order {
+			for _, s := range inTurn(sides, r) {
 				p := s.p
 				p.Name, p.Prefix = fmt.Sprintf("%s-first%d", s.prefix, r), fmt.Sprintf("%s%d", s.prefix, r)
 				p.FirstValue, p.Rollout = "", ""
@@ -314,6 +304,17 @@ func BenchmarkFleet(b *testing.B) {
 			b.ReportMetric(s.usage[last][stepFirst].rssMB/s.usage[0][stepFirst].rssMB, prefix+"first-rss-x")
 		}
 	}
+}
+
+// inTurn is the order of the sides in round r: the other way round in
+// every second round, so that neither side always goes first.
+func inTurn(sides []*fleetSide, r int) []*fleetSide {
+	if r%2 == 0 {
+		return sides
+	}
+	order := slices.Clone(sides)
+	slices.Reverse(order)
+	return order
 }
 
 // roundsString lists the runs of a repeated step: wall s / CPU s /
