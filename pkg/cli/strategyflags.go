@@ -18,6 +18,7 @@ type strategyFlags struct {
 	inventoryPolicy            string
 	propagation                string
 	pruneTimeout               time.Duration
+	statusPolicy               string
 }
 
 // addStrategyFlags binds the flags; prune adds the two that only an apply
@@ -27,6 +28,7 @@ func addStrategyFlags(fs *pflag.FlagSet, f *strategyFlags, prune bool) {
 	fs.BoolVar(&f.forceConflicts, "force-conflicts", false, "with --server-side: take the fields another field manager owns (default: spec.apply.forceConflicts, else a conflict refuses the run before any write)")
 	fs.StringVar(&f.fieldManager, "field-manager", "", "the field manager the writes are recorded under (default: spec.apply.fieldManager, else kubectl: kpt live apply's, so that kpt and shard-router write as one manager)")
 	fs.StringVar(&f.inventoryPolicy, "inventory-policy", "", "strict: every object the cluster holds must belong to this inventory; adopt: also take over objects that belong to no inventory (default: spec.apply.inventoryPolicy, else strict)")
+	fs.StringVar(&f.statusPolicy, "status-policy", "", "all: the inventory records each object's status as well (two more writes of it a context); none: only the objects (default: spec.apply.statusPolicy, else all)")
 	if prune {
 		fs.StringVar(&f.propagation, "prune-propagation-policy", "", "how a pruned object's dependents go: Background, Foreground or Orphan (default: spec.apply.prunePropagationPolicy, else Background)")
 		fs.DurationVar(&f.pruneTimeout, "prune-timeout", 0, "how long each context waits for its pruned objects to be gone (default: spec.apply.pruneTimeout, else --reconcile-timeout)")
@@ -49,6 +51,9 @@ func (f *strategyFlags) options(fs *pflag.FlagSet) *v1alpha1.ApplyOptions {
 	}
 	if fs.Changed("inventory-policy") {
 		o.InventoryPolicy, given = f.inventoryPolicy, true
+	}
+	if fs.Changed("status-policy") {
+		o.StatusPolicy, given = f.statusPolicy, true
 	}
 	if fs.Lookup("prune-propagation-policy") != nil && fs.Changed("prune-propagation-policy") {
 		o.PrunePropagationPolicy, given = f.propagation, true

@@ -54,10 +54,11 @@ type auditEvent struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
 	ObjectRef struct {
-		APIGroup  string `json:"apiGroup"`
-		Resource  string `json:"resource"`
-		Namespace string `json:"namespace"`
-		Name      string `json:"name"`
+		APIGroup    string `json:"apiGroup"`
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
 	} `json:"objectRef"`
 	Received time.Time `json:"requestReceivedTimestamp"`
 	Stage    time.Time `json:"stageTimestamp"`

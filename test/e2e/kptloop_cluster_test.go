@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,8 @@ import (
 // removed key in the same run (where kpt's own switch conflicts with its
 // past), a conflict with another manager refused before any write and then
 // forced, --inventory-policy adopt, --prune-propagation-policy Orphan and
-// --prune-timeout; spec.apply fixes them for every run.
+// --prune-timeout, --status-policy none; spec.apply fixes them for every
+// run.
 func TestFromTheKptLoop(t *testing.T) {
 	for _, tool := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kpt"} {
 		toolPath(t, tool)
@@ -41,6 +43,7 @@ func TestFromTheKptLoop(t *testing.T) {
 		{"InventoryPolicyAdopt", l.inventoryPolicy},
 		{"PruneOrphan", l.pruneOrphan},
 		{"PruneTimeout", l.pruneTimeout},
+		{"StatusPolicyNone", l.statusPolicyNone},
 	})
 }
 
@@ -467,4 +470,79 @@ func (l *kptLoopE2E) pruneTimeout(t *testing.T) {
 	if r.ExitCode != 0 {
 		t.Fatalf("the rerun once the finalizer is gone:\n%s", r.result)
 	}
+}
+
+// statusPolicyNone: with --status-policy none, kpt's engine writes the
+// ResourceGroup's object list and never its status (the status another
+// apply wrote stays as it was, and no status is asked of RBAC); the next
+// apply with kpt's default writes the status again, with the new object.
+func (l *kptLoopE2E) statusPolicyNone(t *testing.T) {
+	before := l.statusOf(t, "A")
+	if len(before) == 0 {
+		t.Fatal("the inventory of A holds no status before the step: the default policy (all) wrote none")
+	}
+	l.editFleet(t, "A", func(s string) string {
+		return s + "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: status-none\n  namespace: loop-a\ndata:\n  value: \"v1\"\n"
+	})
+	const added = "ConfigMap/loop-a/status-none"
+	marks := l.a.auditMarks(t)
+	r := l.a.applyOK(t, "--status-policy", "none")
+	requireStatuses(t, r, map[string]v1alpha1.ApplyStatus{"A": v1alpha1.ApplyApplied, "B": v1alpha1.ApplyUnchanged})
+	if r.report.Apply == nil || r.report.Apply.StatusPolicy != v1alpha1.StatusPolicyNone {
+		t.Errorf("the report's status policy: %+v", r.report.Apply)
+	}
+	plan := mustRun(t, cmdSpec{}, l.e.bin, "plan", l.a.pkg, "--previous", l.a.out, "--status-policy", "none")
+	clusterMentions(t, "plan", plan.Stdout, "status policy none")
+	if inv := l.inventoryOf(t, "A"); !slices.Contains(inv, added) {
+		t.Errorf("the inventory does not list the new object: %v", inv)
+	}
+	if got := l.statusOf(t, "A"); !slices.Equal(got, before) {
+		t.Errorf("--status-policy none: the inventory's status changed from %v to %v", before, got)
+	}
+	rgWrites := func(writes map[string][]auditEvent) (spec, status int) {
+		for _, w := range writes["A"] {
+			if w.ObjectRef.Resource != "resourcegroups" {
+				continue
+			}
+			if w.ObjectRef.Subresource == "status" {
+				status++
+			} else {
+				spec++
+			}
+		}
+		return spec, status
+	}
+	if spec, status := rgWrites(l.a.writesSince(t, marks)); spec != 1 || status != 0 {
+		t.Errorf("--status-policy none: %d write(s) of the ResourceGroup and %d of its status, want 1 and 0", spec, status)
+	}
+	l.editFleet(t, "A", func(s string) string {
+		return strings.Replace(s, "name: status-none\n  namespace: loop-a\ndata:\n  value: \"v1\"", "name: status-none\n  namespace: loop-a\ndata:\n  value: \"v2\"", 1)
+	})
+	marks = l.a.auditMarks(t)
+	r = l.a.applyOK(t)
+	if r.report.Apply == nil || r.report.Apply.StatusPolicy != v1alpha1.StatusPolicyAll {
+		t.Errorf("the default status policy: %+v", r.report.Apply)
+	}
+	if got := l.statusOf(t, "A"); !slices.Contains(got, added) {
+		t.Errorf("the default policy: the inventory's status does not list the new object: %v", got)
+	}
+	if _, status := rgWrites(l.a.writesSince(t, marks)); status != 2 {
+		t.Errorf("the default policy: %d write(s) of the ResourceGroup's status, want 2 (as it merges and as it replaces)", status)
+	}
+}
+
+// statusOf is what a context's ResourceGroup's status lists, sorted.
+func (l *kptLoopE2E) statusOf(t testing.TB, ctx string) []string {
+	t.Helper()
+	name, ns, _ := kptInventory(t, l.loop[ctx])
+	rg := l.e.clusters[ctx].API.Get(t, "/apis/kpt.dev/v1alpha1/namespaces/"+ns+"/resourcegroups/"+name)
+	st, _ := rg["status"].(map[string]any)
+	res, _ := st["resourceStatuses"].([]any)
+	var out []string
+	for _, r := range res {
+		m, _ := r.(map[string]any)
+		out = append(out, fmt.Sprintf("%v/%v/%v", m["kind"], m["namespace"], m["name"]))
+	}
+	slices.Sort(out)
+	return out
 }

@@ -32,12 +32,22 @@ type ApplyOptions struct {
 	// PruneTimeout bounds the wait for pruned objects to be gone;
 	// default: --reconcile-timeout.
 	PruneTimeout *metav1.Duration `json:"pruneTimeout,omitempty"`
+	// StatusPolicy is all (the inventory records each object's status:
+	// two more writes of it a context and apply) or none (only the
+	// objects); default all.
+	StatusPolicy string `json:"statusPolicy,omitempty"`
 }
 
 // Inventory policies, as kpt live apply names them.
 const (
 	InventoryPolicyStrict = "strict"
 	InventoryPolicyAdopt  = "adopt"
+)
+
+// Status policies, as kpt live apply names them (--status-policy).
+const (
+	StatusPolicyAll  = "all"
+	StatusPolicyNone = "none"
 )
 
 // DefaultFieldManager is kpt live apply's field manager (cli-utils'
@@ -49,6 +59,7 @@ const DefaultFieldManager = "kubectl"
 var (
 	InventoryPolicies   = []string{InventoryPolicyStrict, InventoryPolicyAdopt}
 	PropagationPolicies = []string{string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationForeground), string(metav1.DeletePropagationOrphan)}
+	StatusPolicies      = []string{StatusPolicyAll, StatusPolicyNone}
 )
 
 // ApplyStrategy is how a run writes: kpt live apply's flags, resolved from
@@ -63,6 +74,9 @@ type ApplyStrategy struct {
 	// PruneTimeout is a duration such as 5m0s; empty in a plan without
 	// one: apply's --reconcile-timeout.
 	PruneTimeout string `json:"pruneTimeout,omitempty"`
+	// StatusPolicy is empty in a record written before it was recorded:
+	// all, the only policy those runs had.
+	StatusPolicy string `json:"statusPolicy,omitempty"`
 }
 
 // Describe is the strategy in one line.
@@ -78,15 +92,23 @@ func (s ApplyStrategy) Describe() string {
 	if timeout == "" {
 		timeout = "--reconcile-timeout's"
 	}
-	return fmt.Sprintf("%s, field manager %s, inventory policy %s, prune propagation %s, prune timeout %s",
-		mode, s.FieldManager, s.InventoryPolicy, s.PrunePropagationPolicy, timeout)
+	return fmt.Sprintf("%s, field manager %s, inventory policy %s, prune propagation %s, prune timeout %s, status policy %s",
+		mode, s.FieldManager, s.InventoryPolicy, s.PrunePropagationPolicy, timeout, s.Status())
+}
+
+// Status is the status policy, all where a record predates it.
+func (s ApplyStrategy) Status() string {
+	if s.StatusPolicy == "" {
+		return StatusPolicyAll
+	}
+	return s.StatusPolicy
 }
 
 // Options turns a resolved strategy back into options (every field set),
 // so that flags can win over it (Over).
 func (s ApplyStrategy) Options() *ApplyOptions {
 	o := &ApplyOptions{ServerSide: &s.ServerSide, ForceConflicts: &s.ForceConflicts, FieldManager: s.FieldManager,
-		InventoryPolicy: s.InventoryPolicy, PrunePropagationPolicy: s.PrunePropagationPolicy}
+		InventoryPolicy: s.InventoryPolicy, PrunePropagationPolicy: s.PrunePropagationPolicy, StatusPolicy: s.StatusPolicy}
 	if d, err := time.ParseDuration(s.PruneTimeout); err == nil && d > 0 {
 		o.PruneTimeout = &metav1.Duration{Duration: d}
 	}
@@ -113,6 +135,9 @@ func validateApply(a *ApplyOptions, p *field.Path) field.ErrorList {
 	}
 	if t := a.PruneTimeout; t != nil && t.Duration <= 0 {
 		errs = append(errs, field.Invalid(p.Child("pruneTimeout"), t.Duration.String(), "must be more than 0"))
+	}
+	if v := a.StatusPolicy; v != "" && !slices.Contains(StatusPolicies, v) {
+		errs = append(errs, field.NotSupported(p.Child("statusPolicy"), v, StatusPolicies))
 	}
 	return errs
 }
@@ -143,6 +168,9 @@ func (o *ApplyOptions) Over(flags *ApplyOptions) *ApplyOptions {
 		if a.PruneTimeout != nil {
 			out.PruneTimeout = a.PruneTimeout
 		}
+		if a.StatusPolicy != "" {
+			out.StatusPolicy = a.StatusPolicy
+		}
 	}
 	return &out
 }
@@ -163,6 +191,9 @@ func (o *ApplyOptions) Check() error {
 	if t := o.PruneTimeout; t != nil && t.Duration <= 0 {
 		return fmt.Errorf("--prune-timeout %s: must be more than 0", t.Duration)
 	}
+	if v := o.StatusPolicy; v != "" && !slices.Contains(StatusPolicies, v) {
+		return fmt.Errorf("--status-policy %q: want %s", v, strings.Join(StatusPolicies, " or "))
+	}
 	return nil
 }
 
@@ -171,7 +202,7 @@ func (o *ApplyOptions) Check() error {
 // every wait (0: unknown, a plan's).
 func ResolveStrategy(a *ApplyOptions, reconcileTimeout time.Duration) ApplyStrategy {
 	s := ApplyStrategy{FieldManager: DefaultFieldManager, InventoryPolicy: InventoryPolicyStrict,
-		PrunePropagationPolicy: string(metav1.DeletePropagationBackground)}
+		PrunePropagationPolicy: string(metav1.DeletePropagationBackground), StatusPolicy: StatusPolicyAll}
 	if reconcileTimeout > 0 {
 		s.PruneTimeout = reconcileTimeout.String()
 	}
@@ -195,6 +226,9 @@ func ResolveStrategy(a *ApplyOptions, reconcileTimeout time.Duration) ApplyStrat
 	}
 	if a.PruneTimeout != nil {
 		s.PruneTimeout = a.PruneTimeout.Duration.String()
+	}
+	if a.StatusPolicy != "" {
+		s.StatusPolicy = a.StatusPolicy
 	}
 	return s
 }

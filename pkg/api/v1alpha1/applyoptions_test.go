@@ -17,14 +17,14 @@ func TestApplyValidate(t *testing.T) {
 		want  []string
 	}{
 		{name: "every field", apply: ApplyOptions{ServerSide: &yes, ForceConflicts: &yes, FieldManager: "platform", InventoryPolicy: "adopt",
-			PrunePropagationPolicy: "Orphan", PruneTimeout: &metav1.Duration{Duration: time.Minute}}},
+			PrunePropagationPolicy: "Orphan", PruneTimeout: &metav1.Duration{Duration: time.Minute}, StatusPolicy: "none"}},
 		{name: "nothing", apply: ApplyOptions{}},
 		{name: "forceConflicts without serverSide", apply: ApplyOptions{ForceConflicts: &yes},
 			want: []string{"spec.apply.forceConflicts: Invalid value"}},
 		{name: "forceConflicts with client-side apply", apply: ApplyOptions{ServerSide: &no, ForceConflicts: &yes},
 			want: []string{"spec.apply.forceConflicts: Invalid value"}},
-		{name: "unknown policies", apply: ApplyOptions{InventoryPolicy: "adopt-all", PrunePropagationPolicy: "orphan"},
-			want: []string{"spec.apply.inventoryPolicy: Unsupported value", "spec.apply.prunePropagationPolicy: Unsupported value"}},
+		{name: "unknown policies", apply: ApplyOptions{InventoryPolicy: "adopt-all", PrunePropagationPolicy: "orphan", StatusPolicy: "None"},
+			want: []string{"spec.apply.inventoryPolicy: Unsupported value", "spec.apply.prunePropagationPolicy: Unsupported value", "spec.apply.statusPolicy: Unsupported value"}},
 		{name: "a zero prune timeout", apply: ApplyOptions{PruneTimeout: &metav1.Duration{}},
 			want: []string{"spec.apply.pruneTimeout: Invalid value"}},
 		{name: "a field manager with spaces", apply: ApplyOptions{FieldManager: " platform"},
@@ -50,14 +50,14 @@ func TestApplyValidate(t *testing.T) {
 // kpt's defaults.
 func TestApplyStrategyResolves(t *testing.T) {
 	yes, no := true, false
-	spec := &ApplyOptions{ServerSide: &yes, FieldManager: "platform", PruneTimeout: &metav1.Duration{Duration: time.Minute}}
-	flags := &ApplyOptions{ServerSide: &no, InventoryPolicy: "adopt"}
+	spec := &ApplyOptions{ServerSide: &yes, FieldManager: "platform", PruneTimeout: &metav1.Duration{Duration: time.Minute}, StatusPolicy: "all"}
+	flags := &ApplyOptions{ServerSide: &no, InventoryPolicy: "adopt", StatusPolicy: "none"}
 	got := ResolveStrategy(spec.Over(flags), 5*time.Minute)
-	want := ApplyStrategy{ServerSide: false, FieldManager: "platform", InventoryPolicy: "adopt", PrunePropagationPolicy: "Background", PruneTimeout: "1m0s"}
+	want := ApplyStrategy{ServerSide: false, FieldManager: "platform", InventoryPolicy: "adopt", PrunePropagationPolicy: "Background", PruneTimeout: "1m0s", StatusPolicy: "none"}
 	if got != want {
 		t.Errorf("ResolveStrategy = %+v, want %+v", got, want)
 	}
-	if got := ResolveStrategy(nil, 5*time.Minute); got != (ApplyStrategy{FieldManager: "kubectl", InventoryPolicy: "strict", PrunePropagationPolicy: "Background", PruneTimeout: "5m0s"}) {
+	if got := ResolveStrategy(nil, 5*time.Minute); got != (ApplyStrategy{FieldManager: "kubectl", InventoryPolicy: "strict", PrunePropagationPolicy: "Background", PruneTimeout: "5m0s", StatusPolicy: "all"}) {
 		t.Errorf("kpt's defaults: %+v", got)
 	}
 	if got.Options().Over(nil) == nil || ResolveStrategy(got.Options(), time.Hour) != got {
@@ -75,7 +75,16 @@ func TestApplyStrategyResolves(t *testing.T) {
 	if err := (&ApplyOptions{InventoryPolicy: "all"}).Check(); err == nil || !strings.Contains(err.Error(), `--inventory-policy "all": want strict or adopt`) {
 		t.Errorf("Check = %v", err)
 	}
-	if d := want.Describe(); d != "client-side apply, field manager platform, inventory policy adopt, prune propagation Background, prune timeout 1m0s" {
+	if err := (&ApplyOptions{StatusPolicy: "partial"}).Check(); err == nil || !strings.Contains(err.Error(), `--status-policy "partial": want all or none`) {
+		t.Errorf("Check = %v", err)
+	}
+	if d := want.Describe(); d != "client-side apply, field manager platform, inventory policy adopt, prune propagation Background, prune timeout 1m0s, status policy none" {
 		t.Errorf("Describe = %q", d)
+	}
+	// A rollout's record written before the status policy was recorded:
+	// its runs stored every status, and its rollback does too.
+	old := ApplyStrategy{FieldManager: "kubectl", InventoryPolicy: "strict", PrunePropagationPolicy: "Background", PruneTimeout: "5m0s"}
+	if got := ResolveStrategy(old.Options(), time.Hour); got.StatusPolicy != StatusPolicyAll || !strings.HasSuffix(old.Describe(), "status policy all") {
+		t.Errorf("an old record: resolved %+v, described %q", got, old.Describe())
 	}
 }

@@ -57,6 +57,14 @@ func (r *run) applierOptions() apply.ApplierOptions {
 	return o
 }
 
+// statusPolicy is the run's --status-policy as cli-utils names it.
+func (r *run) statusPolicy() inventory.StatusPolicy {
+	if r.strategy.Status() == v1alpha1.StatusPolicyNone {
+		return inventory.StatusPolicyNone
+	}
+	return inventory.StatusPolicyAll
+}
+
 // applyContext runs kpt's applier on one context and folds its events
 // into the context's report. Any failed apply, reconcile or prune fails
 // the context.
@@ -77,7 +85,7 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 			return fmt.Errorf("context %q: %w", t.name, err)
 		}
 	}
-	invClient, err := cluster.NewApplierInventoryClient(t.factory)
+	invClient, err := cluster.NewApplierInventoryClient(t.factory, r.statusPolicy())
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}

@@ -14,7 +14,11 @@ import (
 // context, the one kpt live apply uses: it stores the object list and,
 // as kpt's default --status-policy=all does, each object's status.
 func NewInventoryClient(f cmdutil.Factory) (inventory.Client, error) {
-	return inventory.NewClient(f, live.WrapInventoryObj, live.InvToUnstructuredFunc, inventory.StatusPolicyAll, live.ResourceGroupGVK)
+	return newInventoryClient(f, inventory.StatusPolicyAll)
+}
+
+func newInventoryClient(f cmdutil.Factory, policy inventory.StatusPolicy) (inventory.Client, error) {
+	return inventory.NewClient(f, live.WrapInventoryObj, live.InvToUnstructuredFunc, policy, live.ResourceGroupGVK)
 }
 
 // LiveInventory is what a cluster's ResourceGroup says it holds.

@@ -43,12 +43,15 @@ import (
 // update that would change nothing but the status (kpt's status update
 // follows each) is not sent: kpt's engine sends one whenever it merges
 // or replaces with the objects the inventory holds (see unchanged).
-func NewApplierInventoryClient(f cmdutil.Factory) (inventory.Client, error) {
+//
+// policy is kpt's --status-policy: what the engine stores of each object's
+// status in the inventory.
+func NewApplierInventoryClient(f cmdutil.Factory, policy inventory.StatusPolicy) (inventory.Client, error) {
 	dyn, err := f.DynamicClient()
 	if err == nil {
 		dyn = &inventoryReads{Interface: dyn, last: map[types.NamespacedName]lastRead{}}
 	}
-	return NewInventoryClient(WithDynamic(f, dyn, err))
+	return newInventoryClient(WithDynamic(f, dyn, err), policy)
 }
 
 // inventoryReads is a dynamic client whose GETs of a ResourceGroup repeat

@@ -137,7 +137,7 @@ func TestApplierInventoryClientReadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myClient, err := cluster.NewApplierInventoryClient(mine)
+	myClient, err := cluster.NewApplierInventoryClient(mine, inventory.StatusPolicyAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestApplierInventoryClientReadsOnce(t *testing.T) {
 // NotFound) is not kept.
 func TestApplierInventoryClientForgets(t *testing.T) {
 	f := newInventoryFactory()
-	c, err := cluster.NewApplierInventoryClient(f)
+	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestApplierInventoryClientForgets(t *testing.T) {
 // stays. The write after it reads the cluster again and merges both.
 func TestApplierInventoryClientConflicts(t *testing.T) {
 	f := clusterWithResourceGroups(t)
-	c, err := cluster.NewApplierInventoryClient(f)
+	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestApplierInventoryClientSkipsUpdatesThatChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myClient, err := cluster.NewApplierInventoryClient(f)
+	myClient, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -242,14 +242,17 @@ func keptOnRemove(u *unstructured.Unstructured) bool {
 }
 
 // inventory asks whether the run may write the context's ResourceGroup
-// (kpt creates or updates it, then its status) and, when it installs it,
-// kpt's ResourceGroup CRD.
+// (kpt creates or updates it, then, with --status-policy all, its status)
+// and, when it installs it, kpt's ResourceGroup CRD.
 func (ck *checker) inventory(ctx context.Context) error {
 	rg := schema.GroupResource{Group: "kpt.dev", Resource: "resourcegroups"}
 	ref := v1alpha1.ObjectRef{Group: "kpt.dev", Kind: "ResourceGroup", Namespace: ck.c.Inventory.Namespace(), Name: ck.c.Inventory.Name()}
-	asks := []access{{verb: "update", gr: rg, namespace: ref.Namespace, name: ref.Name}, {verb: "update", gr: rg, subresource: "status", namespace: ref.Namespace, name: ref.Name}}
+	asks := []access{{verb: "update", gr: rg, namespace: ref.Namespace, name: ref.Name}}
 	if !ck.c.InventoryFound {
 		asks[0] = access{verb: "create", gr: rg, namespace: ref.Namespace}
+	}
+	if ck.s.Status() == v1alpha1.StatusPolicyAll {
+		asks = append(asks, access{verb: "update", gr: rg, subresource: "status", namespace: ref.Namespace, name: ref.Name})
 	}
 	if ck.c.InstallCRD {
 		crd := schema.GroupResource{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions"}
