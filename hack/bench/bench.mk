@@ -54,7 +54,7 @@ bench-locks: tools-kpt tools-cluster ## an apply that changes every context, wit
 
 .PHONY: bench-fleet bench-fleet-base
 BENCH_FLEET_SIZES ?= 16,64,256
-bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of a dense fleet on 4 kube-apiservers (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status (BENCH_FLEET_ROUNDS=3 runs each of the first apply, no change and status), plan, split, a rollout; wall, CPU, peak RSS, the clusters' CPU; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 10 minutes
+bench-fleet: tools-kpt tools-cluster ## the cost of a context (issue 36): 1,536 objects over 16, 64 and 256 contexts of dense fleets of 4 kube-apiservers each, all up at once, every step run at each size in turn (BENCH_FLEET_SIZES=16,64 shrinks it): apply, status (BENCH_FLEET_ROUNDS=3 runs each of the first apply, no change and status), plan, split, a rollout; wall, CPU, peak RSS, the clusters' CPU; vs kpt live apply per context (BENCH_FLEET_KPT_SAMPLE=32 of them, 0: all); about 10 minutes
 	BENCH_FLEET_SIZES=$(BENCH_FLEET_SIZES) go test -tags e2e -count=1 -run '^$$' -bench 'BenchmarkFleet$$' -benchtime 1x -timeout 60m ./test/e2e/
 
 # PREFLIGHT_BASE is the last commit before issue 41's preflight (every

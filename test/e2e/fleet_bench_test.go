@@ -97,35 +97,115 @@ const (
 	stepKptLoop
 )
 
-// fleetSide is one shard-router binary measured on the fleet, with a
-// package and an OUT_DIR of its own (its own Namespaces and inventories).
+// fleetSide is one shard-router binary measured on the fleets.
 type fleetSide struct {
 	name, bin, prefix string
-	p                 localfleet.DensePackage
-	pkg, out          string
-	// usage[size][step]; rounds[step] are the repeated steps' runs at the
-	// current size.
-	usage  [][]fleetUsage
+	// usage[size][step].
+	usage [][]fleetUsage
+}
+
+// fleetSideAt is a side at one size: a package and an OUT_DIR of its own
+// (its own Namespaces and inventories) on that size's fleet.
+type fleetSideAt struct {
+	*fleetSide
+	p        localfleet.DensePackage
+	pkg, out string
+	// rounds[step] are the repeated steps' runs.
 	rounds map[int][]fleetUsage
+}
+
+// fleetSize is one size's fleet and what each side measures on it.
+type fleetSize struct {
+	si, n int
+	dir   string
+	f     *denseFleet
+	// at are the sides, in the order of BenchmarkFleet's sides.
+	at []*fleetSideAt
+}
+
+// fleetBenchTimeout bounds each measured process.
+const fleetBenchTimeout = 20 * time.Minute
+
+// startFleetSize starts a fleet of n contexts with kpt's ResourceGroup CRD
+// installed, and writes each side's package.
+func startFleetSize(b *testing.B, si, n int, sides []*fleetSide, kpt string) *fleetSize {
+	z := &fleetSize{si: si, n: n, dir: b.TempDir()}
+	z.f = startDenseFleet(b, z.dir, localfleet.Dense{Contexts: n, Clusters: fleetBenchClusters})
+	// kpt's ResourceGroup CRD, which the first apply to a cluster installs
+	// and waits for, is installed beforehand, so that every first apply
+	// measured (of either side, in any round) pays for what a context
+	// costs, not for a cluster's one-time install.
+	for j := range fleetBenchClusters {
+		mustRun(b, cmdSpec{Timeout: fleetBenchTimeout}, kpt, "live", "install-resource-group", "--kubeconfig", z.f.kubeconfig, "--context", z.f.ContextName(j))
+	}
+	for _, side := range sides {
+		s := &fleetSideAt{fleetSide: side, rounds: map[int][]fleetUsage{}}
+		s.p = localfleet.DensePackage{Name: side.prefix, Prefix: side.prefix, Dense: z.f.Dense,
+			Namespaces: fleetBenchNamespaces, ConfigMaps: fleetBenchConfigMaps, Value: "v1"}
+		s.pkg, s.out = z.dirsOf(b, side.prefix)
+		z.write(b, s)
+		z.at = append(z.at, s)
+	}
+	return z
+}
+
+// measure runs a side's shard-router with args, and what the fleet's
+// clusters spent meanwhile.
+func (z *fleetSize) measure(b *testing.B, s *fleetSideAt, args ...string) fleetUsage {
+	c0 := z.f.clustersCPU()
+	u := usageOf(mustRun(b, cmdSpec{Timeout: fleetBenchTimeout}, s.bin, args...))
+	u.clusters = z.f.clustersCPU() - c0
+	return u
+}
+
+// applyPackage is every apply measured: the first apply's later rounds
+// apply packages of their own, with the same flags.
+func (z *fleetSize) applyPackage(b *testing.B, s *fleetSideAt, pkg, out string) fleetUsage {
+	return z.measure(b, s, "apply", pkg, "--out", out, "--kubeconfig", z.f.kubeconfig)
+}
+
+func (z *fleetSize) apply(b *testing.B, s *fleetSideAt) fleetUsage {
+	return z.applyPackage(b, s, s.pkg, s.out)
+}
+
+// dirsOf are the directories of a package and of its OUT_DIR, made empty.
+func (z *fleetSize) dirsOf(b *testing.B, prefix string) (pkg, out string) {
+	pkg, out = filepath.Join(z.dir, prefix+"-pkg"), filepath.Join(z.dir, prefix+"-out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return pkg, out
+}
+
+func (z *fleetSize) write(b *testing.B, s *fleetSideAt) {
+	if err := s.p.Write(s.pkg); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // BenchmarkFleet (make bench-fleet, issue 36) measures what a context costs:
 // the same 1,536 objects (1,280 ConfigMaps in 256 Namespaces) spread over
 // 16, 64 and 256 contexts (BENCH_FLEET_SIZES=16,64 to shrink it) of a
 // dense fleet of four kube-apiservers (startDenseFleet: context i on
-// cluster i % 4, each with Namespaces and an inventory of its own), fresh
-// clusters for each size, kpt's ResourceGroup CRD installed. At each size
-// it runs, as whole processes, the first apply, an apply that changes one
-// object in every context, a no-change apply (which must send no write to
-// an object) and status, plan, split, and a two-wave rollout of one object
-// per context, then `kpt live apply` once per context with no change: the
-// loop users run today (BENCH_FLEET_KPT_SAMPLE contexts of it, default 32,
-// scaled to all). The first apply, the no-change apply and status run
-// BENCH_FLEET_ROUNDS times each (default 3; the first apply's later rounds
-// come last, each of a package new to the clusters), their medians
-// reported. It prints, for each, wall time, CPU (user+sys), peak RSS and
-// the clusters' CPU, the ratios of the largest size to the smallest, and
-// the no-change apply against the kpt loop.
+// cluster i % 4, each with Namespaces and an inventory of its own), a
+// fleet of fresh clusters for each size, kpt's ResourceGroup CRD
+// installed. It runs, as whole processes, the first apply, an apply that
+// changes one object in every context, a no-change apply (which must send
+// no write to an object) and status, plan, split, and a two-wave rollout
+// of one object per context, then `kpt live apply` once per context with
+// no change: the loop users run today (BENCH_FLEET_KPT_SAMPLE contexts of
+// it, default 32, scaled to all). The first apply, the no-change apply and
+// status run BENCH_FLEET_ROUNDS times each (default 3; the first apply's
+// later rounds come last, each of a package new to the clusters), their
+// medians reported. It prints, for each, wall time, CPU (user+sys), peak
+// RSS and the clusters' CPU, the ratios of the largest size to the
+// smallest, and the no-change apply against the kpt loop.
+//
+// Every size's fleet is up from the start, and each step runs at every
+// size in turn before the next step (the order of the sizes alternating
+// round by round): the ratios between sizes compare runs made moments
+// apart on this shared machine, not minutes apart (an idle fleet costs its
+// cores about 0.1 of one, the same whichever size is measured).
 //
 // With BASE_BIN (make bench-fleet-base builds it from FLEET_BASE), it
 // measures that shard-router and the working tree's side by side on the
@@ -143,137 +223,129 @@ func BenchmarkFleet(b *testing.B) {
 		sides = []*fleetSide{{name: "base", bin: base, prefix: "bbase"}, sides[0]}
 	}
 	newSide := sides[len(sides)-1]
-	const timeout = 20 * time.Minute
+	for _, s := range sides {
+		s.usage = make([][]fleetUsage, len(sizes))
+		for si := range sizes {
+			s.usage[si] = make([]fleetUsage, len(fleetBenchSteps))
+		}
+	}
+	start := time.Now()
+	zs := make([]*fleetSize, len(sizes))
+	for si, n := range sizes {
+		zs[si] = startFleetSize(b, si, n, sides, kpt)
+	}
+	defer func() {
+		for _, z := range zs {
+			z.f.stop()
+		}
+	}()
+	b.Logf("fleets of %v contexts ready in %s", sizes, time.Since(start).Round(time.Second))
+	start = time.Now()
+	// everySize runs step at each size, in round r's order.
+	everySize := func(r int, step func(z *fleetSize)) {
+		for _, z := range inTurn(zs, r) {
+			step(z)
+		}
+	}
 	kptSampled := make([]int, len(sizes))
-	kptLoop := make([]fleetUsage, len(sizes))
 	// each lists the repeated steps' runs, printed with the tables (a
 	// benchmark's log keeps only its first lines).
 	var each []string
-	for si, n := range sizes {
-		start := time.Now()
-		dir := b.TempDir()
-		f := startDenseFleet(b, dir, localfleet.Dense{Contexts: n, Clusters: fleetBenchClusters})
-		measure := func(s *fleetSide, args ...string) fleetUsage {
-			c0 := f.clustersCPU()
-			u := usageOf(mustRun(b, cmdSpec{Timeout: timeout}, s.bin, args...))
-			u.clusters = f.clustersCPU() - c0
-			return u
+	everySize(0, func(z *fleetSize) {
+		for _, s := range z.at {
+			s.rounds[stepFirst] = append(s.rounds[stepFirst], z.apply(b, s))
 		}
-		// applyPackage is every apply measured: the first apply's later
-		// rounds apply packages of their own, with the same flags.
-		applyPackage := func(s *fleetSide, pkg, out string) fleetUsage {
-			return measure(s, "apply", pkg, "--out", out, "--kubeconfig", f.kubeconfig)
-		}
-		apply := func(s *fleetSide) fleetUsage { return applyPackage(s, s.pkg, s.out) }
-		// dirsOf are the directories of a package and of its OUT_DIR,
-		// made empty.
-		dirsOf := func(prefix string) (pkg, out string) {
-			pkg, out = filepath.Join(dir, prefix+"-pkg"), filepath.Join(dir, prefix+"-out")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				b.Fatal(err)
-			}
-			return pkg, out
-		}
-		write := func(s *fleetSide) {
-			if err := s.p.Write(s.pkg); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for _, s := range sides {
-			s.p = localfleet.DensePackage{Name: s.prefix, Prefix: s.prefix, Dense: f.Dense,
-				Namespaces: fleetBenchNamespaces, ConfigMaps: fleetBenchConfigMaps, Value: "v1"}
-			s.pkg, s.out = dirsOf(s.prefix)
-			s.usage = append(s.usage, make([]fleetUsage, len(fleetBenchSteps)))
-			s.rounds = map[int][]fleetUsage{}
-		}
-		// kpt's ResourceGroup CRD, which the first apply to a cluster
-		// installs and waits for, is installed beforehand, so that every
-		// first apply measured (of either side, in any round) pays for
-		// what a context costs, not for a cluster's one-time install.
-		for j := range fleetBenchClusters {
-			mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "install-resource-group", "--kubeconfig", f.kubeconfig, "--context", f.ContextName(j))
-		}
-		for _, s := range sides {
-			write(s)
-			s.rounds[stepFirst] = append(s.rounds[stepFirst], apply(s))
-		}
-		for _, s := range sides {
+	})
+	everySize(1, func(z *fleetSize) {
+		for _, s := range z.at {
 			s.p.FirstValue = "v2"
-			write(s)
-			s.usage[si][stepOneChanged] = apply(s)
+			z.write(b, s)
+			s.usage[z.si][stepOneChanged] = z.apply(b, s)
 		}
-		for r := range rounds {
-			for _, s := range inTurn(sides, r) {
-				marks := f.auditMarks(b)
-				s.rounds[stepNoChange] = append(s.rounds[stepNoChange], apply(s))
-				if w := f.objectWritesSince(b, marks); len(w) > 0 {
-					b.Errorf("%d contexts, %s: a no-change apply sent %d write(s) to objects, such as %s", n, s.name, len(w), w[0])
+	})
+	for r := range rounds {
+		everySize(r, func(z *fleetSize) {
+			for _, s := range inTurn(z.at, r) {
+				marks := z.f.auditMarks(b)
+				s.rounds[stepNoChange] = append(s.rounds[stepNoChange], z.apply(b, s))
+				if w := z.f.objectWritesSince(b, marks); len(w) > 0 {
+					b.Errorf("%d contexts, %s: a no-change apply sent %d write(s) to objects, such as %s", z.n, s.name, len(w), w[0])
 				}
 				s.rounds[stepStatus] = append(s.rounds[stepStatus],
-					measure(s, "status", s.out, "--kubeconfig", f.kubeconfig, "--detailed-exitcode"))
+					z.measure(b, s, "status", s.out, "--kubeconfig", z.f.kubeconfig, "--detailed-exitcode"))
 			}
-		}
-		for _, s := range sides {
+		})
+	}
+	everySize(0, func(z *fleetSize) {
+		for _, s := range z.at {
 			for _, step := range []int{stepNoChange, stepStatus} {
-				s.usage[si][step] = medianUsage(s.rounds[step])
-				each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", n, s.name, fleetBenchSteps[step], roundsString(s.rounds[step])))
+				s.usage[z.si][step] = medianUsage(s.rounds[step])
+				each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", z.n, s.name, fleetBenchSteps[step], roundsString(s.rounds[step])))
 			}
-			s.usage[si][stepPlan] = measure(s, "plan", s.pkg, "--previous", s.out, "--detailed-exitcode")
-			s.usage[si][stepSplit] = measure(s, "split", s.pkg, "-o", filepath.Join(dir, s.prefix+"-split"))
+			s.usage[z.si][stepPlan] = z.measure(b, s, "plan", s.pkg, "--previous", s.out, "--detailed-exitcode")
+			s.usage[z.si][stepSplit] = z.measure(b, s, "split", s.pkg, "-o", filepath.Join(z.dir, s.prefix+"-split"))
 		}
-		for _, s := range sides {
+	})
+	everySize(1, func(z *fleetSize) {
+		for _, s := range z.at {
 			s.p.FirstValue = "v3"
 			s.p.Rollout = fmt.Sprintf("  rollout:\n    waves:\n    - name: canary\n      contexts: {matchLabels: {stage: canary}}\n      bakeTime: %s\n    - name: rest\n      contexts: {}\n", fleetBenchBake)
-			write(s)
-			s.usage[si][stepRollout] = apply(s)
+			z.write(b, s)
+			s.usage[z.si][stepRollout] = z.apply(b, s)
 		}
-		// kpt live apply is the same whichever shard-router wrote the
-		// packages: the loop runs once, on the working tree's.
+	})
+	// kpt live apply is the same whichever shard-router wrote the
+	// packages: the loop runs once per size, on the working tree's.
+	everySize(0, func(z *fleetSize) {
 		var loop fleetUsage
-		sample := fleetBenchKptSample(b, n)
+		out := z.at[len(z.at)-1].out
+		sample := fleetBenchKptSample(b, z.n)
 		for k := range sample {
-			ctx := f.ContextName(k * n / sample)
-			c0 := f.clustersCPU()
-			res := mustRun(b, cmdSpec{Timeout: timeout}, kpt, "live", "apply", filepath.Join(newSide.out, ctx), "--context", ctx,
-				"--kubeconfig", f.kubeconfig, "--reconcile-timeout", "5m")
+			ctx := z.f.ContextName(k * z.n / sample)
+			c0 := z.f.clustersCPU()
+			res := mustRun(b, cmdSpec{Timeout: fleetBenchTimeout}, kpt, "live", "apply", filepath.Join(out, ctx), "--context", ctx,
+				"--kubeconfig", z.f.kubeconfig, "--reconcile-timeout", "5m")
 			u := usageOf(res)
-			u.clusters = f.clustersCPU() - c0
+			u.clusters = z.f.clustersCPU() - c0
 			loop = loop.add(u)
 		}
 		// Each kpt process applies one context alone: the loop over every
 		// context is the sample's sum times n/sample.
-		loop.wall = loop.wall * time.Duration(n) / time.Duration(sample)
-		loop.cpu = loop.cpu * time.Duration(n) / time.Duration(sample)
-		loop.clusters = loop.clusters * time.Duration(n) / time.Duration(sample)
-		kptSampled[si], kptLoop[si] = sample, loop
+		loop.wall = loop.wall * time.Duration(z.n) / time.Duration(sample)
+		loop.cpu = loop.cpu * time.Duration(z.n) / time.Duration(sample)
+		loop.clusters = loop.clusters * time.Duration(z.n) / time.Duration(sample)
+		kptSampled[z.si] = sample
 		for _, s := range sides {
-			s.usage[si][stepKptLoop] = loop
+			s.usage[z.si][stepKptLoop] = loop
 		}
-		// The first apply again, in rounds after every other step (which
-		// the extra objects would otherwise change), so that its ratio is
-		// of medians, as the no-change apply's and status' are: one run of
-		// it is a single sample on a shared machine. Each round's package
-		// is new to the clusters (Namespaces and inventories of its own)
-		// and its OUT_DIR empty, and the sides alternate which goes first.
-		for r := 1; r < rounds; r++ {
-			for _, s := range inTurn(sides, r) {
+	})
+	// The first apply again, in rounds after every other step (which the
+	// extra objects would otherwise change), so that its ratio is of
+	// medians, as the no-change apply's and status' are: one run of it is
+	// a single sample on a shared machine. Each round's package is new to
+	// the clusters (Namespaces and inventories of its own) and its OUT_DIR
+	// empty, and the sizes and sides alternate which goes first.
+	for r := 1; r < rounds; r++ {
+		everySize(r, func(z *fleetSize) {
+			for _, s := range inTurn(z.at, r) {
 				p := s.p
 				p.Name, p.Prefix = fmt.Sprintf("%s-first%d", s.prefix, r), fmt.Sprintf("%s%d", s.prefix, r)
 				p.FirstValue, p.Rollout = "", ""
-				pkg, out := dirsOf(p.Prefix)
+				pkg, out := z.dirsOf(b, p.Prefix)
 				if err := p.Write(pkg); err != nil {
 					b.Fatal(err)
 				}
-				s.rounds[stepFirst] = append(s.rounds[stepFirst], applyPackage(s, pkg, out))
+				s.rounds[stepFirst] = append(s.rounds[stepFirst], z.applyPackage(b, s, pkg, out))
 			}
-		}
-		for _, s := range sides {
-			s.usage[si][stepFirst] = medianUsage(s.rounds[stepFirst])
-			each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", n, s.name, fleetBenchSteps[stepFirst], roundsString(s.rounds[stepFirst])))
-		}
-		f.stop()
-		b.Logf("%d contexts measured in %s", n, time.Since(start).Round(time.Second))
+		})
 	}
+	everySize(0, func(z *fleetSize) {
+		for _, s := range z.at {
+			s.usage[z.si][stepFirst] = medianUsage(s.rounds[stepFirst])
+			each = append(each, fmt.Sprintf("%d contexts, %s, %s: %s", z.n, s.name, fleetBenchSteps[stepFirst], roundsString(s.rounds[stepFirst])))
+		}
+	})
+	b.Logf("%v contexts measured in %s", sizes, time.Since(start).Round(time.Second))
 	for _, s := range sides {
 		if len(sides) > 1 {
 			fmt.Printf("\n%s: %s\n", s.name, s.bin)
@@ -306,13 +378,13 @@ func BenchmarkFleet(b *testing.B) {
 	}
 }
 
-// inTurn is the order of the sides in round r: the other way round in
-// every second round, so that neither side always goes first.
-func inTurn(sides []*fleetSide, r int) []*fleetSide {
+// inTurn is the order of xs (sides, or sizes) in round r: the other way
+// round in every second round, so that none always goes first.
+func inTurn[T any](xs []T, r int) []T {
 	if r%2 == 0 {
-		return sides
+		return xs
 	}
-	order := slices.Clone(sides)
+	order := slices.Clone(xs)
 	slices.Reverse(order)
 	return order
 }
