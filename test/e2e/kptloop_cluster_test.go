@@ -170,13 +170,21 @@ func (l *kptLoopE2E) uidsOf(t testing.TB) map[string]string {
 	return out
 }
 
-// inventoryOf is what a context's ResourceGroup lists, sorted.
+// inventoryOf is what a context's ResourceGroup lists, in its order.
 func (l *kptLoopE2E) inventoryOf(t testing.TB, ctx string) []string {
+	t.Helper()
+	return l.resourceGroupList(t, ctx, "spec", "resources")
+}
+
+// resourceGroupList is the list at section.field of a context's
+// ResourceGroup (spec.resources, status.resourceStatuses), each entry as
+// kind/namespace/name, in the ResourceGroup's order.
+func (l *kptLoopE2E) resourceGroupList(t testing.TB, ctx, section, field string) []string {
 	t.Helper()
 	name, ns, _ := kptInventory(t, l.loop[ctx])
 	rg := l.e.clusters[ctx].API.Get(t, "/apis/kpt.dev/v1alpha1/namespaces/"+ns+"/resourcegroups/"+name)
-	spec, _ := rg["spec"].(map[string]any)
-	res, _ := spec["resources"].([]any)
+	sec, _ := rg[section].(map[string]any)
+	res, _ := sec[field].([]any)
 	var out []string
 	for _, r := range res {
 		m, _ := r.(map[string]any)
@@ -534,15 +542,7 @@ func (l *kptLoopE2E) statusPolicyNone(t *testing.T) {
 // statusOf is what a context's ResourceGroup's status lists, sorted.
 func (l *kptLoopE2E) statusOf(t testing.TB, ctx string) []string {
 	t.Helper()
-	name, ns, _ := kptInventory(t, l.loop[ctx])
-	rg := l.e.clusters[ctx].API.Get(t, "/apis/kpt.dev/v1alpha1/namespaces/"+ns+"/resourcegroups/"+name)
-	st, _ := rg["status"].(map[string]any)
-	res, _ := st["resourceStatuses"].([]any)
-	var out []string
-	for _, r := range res {
-		m, _ := r.(map[string]any)
-		out = append(out, fmt.Sprintf("%v/%v/%v", m["kind"], m["namespace"], m["name"]))
-	}
+	out := l.resourceGroupList(t, ctx, "status", "resourceStatuses")
 	slices.Sort(out)
 	return out
 }
