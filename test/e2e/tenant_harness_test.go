@@ -585,3 +585,27 @@ func users(evs []auditEvent) []string {
 	sort.Strings(out)
 	return out
 }
+
+// mayUpdateStatus asks a's RBAC (a SubjectAccessReview, as the e2e
+// admin) whether user may update the status of the ResourceGroup name in
+// namespace ("": of every ResourceGroup there).
+func (a *clusterAPIServer) mayUpdateStatus(t testing.TB, user, namespace, name string) bool {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+		"spec": map[string]any{"user": user, "resourceAttributes": map[string]any{"group": "kpt.dev", "resource": "resourcegroups",
+			"subresource": "status", "verb": "update", "namespace": namespace, "name": name}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, resp, err := a.do("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", "application/json", body)
+	if err != nil || code != http.StatusCreated {
+		t.Fatalf("%s: SubjectAccessReview: %d %v: %s", a.Name, code, err, resp)
+	}
+	var got struct {
+		Status struct{ Allowed bool } `json:"status"`
+	}
+	if err := json.Unmarshal(resp, &got); err != nil {
+		t.Fatal(err)
+	}
+	return got.Status.Allowed
+}

@@ -50,6 +50,7 @@ func TestTenants(t *testing.T) {
 		{"ImpersonatedStatusAndPlan", e.statusAndPlan},
 		{"ImpersonatedNoChangeNoWrite", e.noChange},
 		{"PreflightAsksOnlyWhatChanges", e.asksOnlyWhatChanges},
+		{"InventoryStatusGrantedByName", e.inventoryGrantedByName},
 		{"AnotherTenantsNamespaceRefused", e.otherTenantRefused},
 		{"ClusterRoleBindingRefused", e.clusterRoleBindingRefused},
 		{"AdmissionPolicyRefused", e.policyRefused},
@@ -547,6 +548,68 @@ func (e *tenantE2E) asksOnlyWhatChanges(t *testing.T) {
 	if r := e.apply(t, e.ci, asTenant...); r.ExitCode != 0 {
 		t.Fatalf("back to the package:\n%s", r.result)
 	}
+}
+
+// inventoryGrantedByName: the tenant's Role grants the update of its
+// inventories' status by name only (resourceNames), as a platform may: the
+// apply goes through (the preflight's question of every name is denied,
+// the named one allowed). Naming another inventory instead, the apply is
+// refused before any write, with RBAC's answer to the named question.
+func (e *tenantE2E) inventoryGrantedByName(t *testing.T) {
+	names := map[string]string{}
+	for ctx, api := range e.f.api {
+		list := api.Get(t, "/apis/kpt.dev/v1alpha1/namespaces/team-a/resourcegroups")
+		items, _ := list["items"].([]any)
+		if len(items) != 1 {
+			t.Fatalf("%s: %d ResourceGroups in team-a, want the tenant's one", ctx, len(items))
+		}
+		meta, _ := items[0].(map[string]any)["metadata"].(map[string]any)
+		names[ctx], _ = meta["name"].(string)
+	}
+	statusRule := func(ctx, granted string) {
+		rule := "- apiGroups: [kpt.dev]\n  resources: [resourcegroups/status]\n  verbs: [update]\n"
+		if granted != "" {
+			rule += "  resourceNames: [" + granted + "]\n"
+		}
+		api := e.f.api[ctx]
+		api.applyYAML(t, `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: shard-router-inventory, namespace: team-a}
+rules:
+- apiGroups: [kpt.dev]
+  resources: [resourcegroups]
+  verbs: [get, create, update, delete]
+`+rule+`- apiGroups: [coordination.k8s.io]
+  resources: [leases]
+  verbs: [get, create, update, delete]
+`)
+		// RBAC takes the Role from its informer: wait until it answers
+		// the tenant's questions as the Role now says.
+		clusterWait(t, api.proc, "the Role", func() error {
+			for _, name := range []string{"", names[ctx]} {
+				want := granted == "" || name != "" && name == granted
+				if got := api.mayUpdateStatus(t, rbacExampleUser, "team-a", name); got != want {
+					return fmt.Errorf("update of resourcegroups/status named %q: allowed %v, want %v", name, got, want)
+				}
+			}
+			return nil
+		})
+	}
+	defer func() {
+		for ctx := range e.f.api {
+			statusRule(ctx, "")
+		}
+	}()
+	for ctx := range e.f.api {
+		statusRule(ctx, names[ctx])
+	}
+	v := e.change(t)
+	e.mustApply(t, e.ci, v1alpha1.ApplyApplied, asTenant...)
+	if got := e.liveValues(t); got != [2]string{v, v} {
+		t.Errorf("values %v after the apply with the inventories granted by name, want %s in both", got, v)
+	}
+	statusRule("B", "another-inventory")
+	e.refusedBeforeAnyWrite(t, e.ci, fmt.Sprintf(`context "B": update ResourceGroup.kpt.dev team-a/%s refused: kpt writes the inventory with update of its status; RBAC does not allow it`, names["B"]), asTenant...)
 }
 
 // withExtra runs refusedBeforeAnyWrite with a file added to the tenant's

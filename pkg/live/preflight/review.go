@@ -49,8 +49,25 @@ type reviewCall struct {
 
 // review asks RBAC about a with a SelfSubjectAccessReview (as the run's
 // identity, impersonation included), once per question for the contexts
-// that share ck's Reviews.
+// that share ck's Reviews. A question naming its object is asked first of
+// every object of its resource in its namespace (no name: RBAC answers
+// "every name"): a rule without resourceNames, the common grant, then
+// answers the questions of every context of the run at once, where the
+// named question costs a review per inventory. Only a denial of that asks
+// the named question, whose answer (a rule with resourceNames) decides.
 func (ck *checker) review(ctx context.Context, a access) (allowed bool, why string, err error) {
+	if a.name != "" {
+		anyName := a
+		anyName.name = ""
+		if allowed, _, err := ck.reviewOnce(ctx, anyName); err != nil || allowed {
+			return allowed, "", err
+		}
+	}
+	return ck.reviewOnce(ctx, a)
+}
+
+// reviewOnce is review of exactly a.
+func (ck *checker) reviewOnce(ctx context.Context, a access) (allowed bool, why string, err error) {
 	v, _ := ck.reviews.calls.LoadOrStore(a, &reviewCall{})
 	call := v.(*reviewCall)
 	call.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -91,4 +92,77 @@ func TestReviewsShared(t *testing.T) {
 	if a.res.Reviews != 2 || b.res.Reviews != 1 {
 		t.Errorf("reviews counted: a %d, b %d; want each context to count those it sent (2, 1)", a.res.Reviews, b.res.Reviews)
 	}
+}
+
+// rbacServer answers SelfSubjectAccessReviews with allow, denying with
+// the reason "RBAC: no rule"; it keeps the names asked, in order.
+func rbacServer(t *testing.T, allow func(authorizationv1.ResourceAttributes) bool) (*kubernetes.Clientset, func() []string) {
+	var mu sync.Mutex
+	var asked []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var sar authorizationv1.SelfSubjectAccessReview
+		if err := json.NewDecoder(r.Body).Decode(&sar); err != nil {
+			t.Error(err)
+		}
+		ra := *sar.Spec.ResourceAttributes
+		mu.Lock()
+		asked = append(asked, ra.Name)
+		mu.Unlock()
+		sar.Status.Allowed = allow(ra)
+		if !sar.Status.Allowed {
+			sar.Status.Reason = "RBAC: no rule for " + ra.Name
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(&sar)
+	}))
+	t.Cleanup(srv.Close)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(asked)
+	}
+}
+
+// A question naming its object is asked of every name first: allowed
+// there, it answers every context's question with one review; denied
+// there, the named question decides (a rule with resourceNames), and its
+// answer is the one given.
+func TestReviewsAnyNameFirst(t *testing.T) {
+	status := func(name string) access {
+		return access{verb: "update", gr: schema.GroupResource{Group: "kpt.dev", Resource: "resourcegroups"}, subresource: "status", namespace: "team-a", name: name}
+	}
+	ctx := context.Background()
+	t.Run("EveryName", func(t *testing.T) {
+		cs, asked := rbacServer(t, func(authorizationv1.ResourceAttributes) bool { return true })
+		shared := &Reviews{}
+		for _, name := range []string{"inv-a", "inv-b", "inv-c"} {
+			ck := &checker{c: Context{Name: name, Factory: clientsetFactory{cs: cs}}, reviews: shared}
+			if allowed, why, err := ck.review(ctx, status(name)); !allowed || why != "" || err != nil {
+				t.Errorf("%s: %v %q %v, want allowed", name, allowed, why, err)
+			}
+		}
+		if got := asked(); !slices.Equal(got, []string{""}) {
+			t.Errorf("names asked %q, want one review of every name", got)
+		}
+	})
+	t.Run("ByName", func(t *testing.T) {
+		cs, asked := rbacServer(t, func(ra authorizationv1.ResourceAttributes) bool { return ra.Name == "inv-a" })
+		shared := &Reviews{}
+		a := &checker{c: Context{Name: "a", Factory: clientsetFactory{cs: cs}}, reviews: shared}
+		b := &checker{c: Context{Name: "b", Factory: clientsetFactory{cs: cs}}, reviews: shared}
+		if allowed, _, err := a.review(ctx, status("inv-a")); !allowed || err != nil {
+			t.Errorf("inv-a, granted by name: %v %v, want allowed", allowed, err)
+		}
+		allowed, why, err := b.review(ctx, status("inv-b"))
+		if allowed || err != nil || why != ": RBAC: no rule for inv-b" {
+			t.Errorf("inv-b, not granted: %v %q %v, want denied with the named question's reason", allowed, why, err)
+		}
+		if got := asked(); !slices.Equal(got, []string{"", "inv-a", "inv-b"}) {
+			t.Errorf("names asked %q, want every name once, then each name", got)
+		}
+	})
 }
