@@ -1,14 +1,17 @@
 package outdir
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -39,6 +42,12 @@ type FleetRecord struct {
 
 	path string
 	mu   sync.Mutex
+	// entries are the contexts' entries as the file holds them (see
+	// encode), kept from one write to the next: a run locking 256
+	// contexts writes the file a hundred times or more, and encoding
+	// every entry each time made that cost grow with the square of the
+	// contexts.
+	entries map[string][]byte
 	// writing is held by the one writing the file; changes counts the
 	// changes made, written those the file holds (see Restore).
 	writing          sync.Mutex
@@ -133,8 +142,10 @@ func (f *FleetRecord) Restore(name string, c *FleetContext) error {
 	if c == nil {
 		delete(f.Contexts, name)
 	} else {
-		f.Contexts[name] = c
+		cp := *c // the encoded entry stays what the caller gave
+		f.Contexts[name] = &cp
 	}
+	delete(f.entries, name)
 	f.changes++
 	mine := f.changes
 	f.mu.Unlock()
@@ -146,7 +157,7 @@ func (f *FleetRecord) Restore(name string, c *FleetContext) error {
 		f.mu.Unlock()
 		return nil // written with another's change
 	}
-	data, err := json.MarshalIndent(f, "", "  ")
+	data, err := f.encode()
 	upto := f.changes
 	f.mu.Unlock()
 	if err == nil {
@@ -159,4 +170,59 @@ func (f *FleetRecord) Restore(name string, c *FleetContext) error {
 	f.written = upto
 	f.mu.Unlock()
 	return nil
+}
+
+// encode is the file's bytes: json.MarshalIndent(f, "", "  ") exactly,
+// with each context's entry encoded once until it changes. f.mu is held.
+func (f *FleetRecord) encode() ([]byte, error) {
+	if f.entries == nil {
+		f.entries = map[string][]byte{}
+	}
+	names := slices.Sorted(maps.Keys(f.Contexts))
+	size := 0
+	for _, name := range names {
+		if f.entries[name] == nil {
+			b, err := json.MarshalIndent(f.Contexts[name], "    ", "  ")
+			if err != nil {
+				return nil, err
+			}
+			f.entries[name] = b
+		}
+		size += len(name) + len(f.entries[name]) + 16
+	}
+	field := func(b *bytes.Buffer, name string, v any) error {
+		enc, err := json.Marshal(v)
+		b.WriteString("  \"" + name + "\": ")
+		b.Write(enc)
+		b.WriteString(",\n")
+		return err
+	}
+	var b bytes.Buffer
+	b.Grow(size + 256)
+	b.WriteString("{\n")
+	err := errors.Join(field(&b, "format", f.Format), field(&b, "owner", f.Owner))
+	if f.OwnerName != "" {
+		err = errors.Join(err, field(&b, "ownerName", f.OwnerName))
+	}
+	if f.Contexts == nil {
+		b.WriteString("  \"contexts\": null\n}")
+		return b.Bytes(), err
+	}
+	b.WriteString("  \"contexts\": {")
+	for i, name := range names {
+		key, kerr := json.Marshal(name)
+		err = errors.Join(err, kerr)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n    ")
+		b.Write(key)
+		b.WriteString(": ")
+		b.Write(f.entries[name])
+	}
+	if len(names) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("}\n}")
+	return b.Bytes(), err
 }

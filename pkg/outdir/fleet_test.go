@@ -1,11 +1,16 @@
 package outdir
 
 import (
+	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/shard-router/shard-router/internal/testenv"
 )
 
 // openNewFleet opens the record of a new, empty OUT_DIR.
@@ -127,5 +132,78 @@ func TestFleetRecordSetsAtOnce(t *testing.T) {
 	}
 	if len(g.Contexts) != n {
 		t.Errorf("the file holds %d contexts, want %d", len(g.Contexts), n)
+	}
+}
+
+// The file holds json.MarshalIndent's bytes, whatever the entries, their
+// names and the changes between writes: each write's encoding keeps the
+// entries that did not change.
+func TestFleetRecordEncoding(t *testing.T) {
+	rng := rand.New(rand.NewPCG(43, 7))
+	names := []string{"A", "ctx-000", "ctx-001", "eu/west<1>", `q"uote`, "prod & more", "ünï", "a\tb", ""}
+	words := []string{"", "x", "alice@host run 1", "<script>", "sha256:00ff", "tenant \"a\""}
+	pick := func(s []string) string { return s[rng.IntN(len(s))] }
+	for round := range testenv.Iterations(200) {
+		_, f := openNewFleet(t)
+		if rng.IntN(2) == 0 {
+			f.EnsureOwner(pick(words))
+		}
+		for range rng.IntN(12) {
+			name := pick(names)
+			if rng.IntN(5) == 0 {
+				if err := f.Restore(name, nil); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			c := FleetContext{Serial: rng.Int64N(1 << 40), Digest: pick(words), AppliedBy: pick(words), AppliedAs: pick(words),
+				Outcome: pick(words), SettledBy: pick(words), ClusterUID: pick(words), Server: pick(words)}
+			if rng.IntN(2) == 0 {
+				c.AppliedAt = time.Unix(rng.Int64N(1<<31), rng.Int64N(1e9)).UTC()
+			}
+			if rng.IntN(3) == 0 {
+				c.SettledAt = time.Unix(rng.Int64N(1<<31), 0).In(time.FixedZone("X", 3600))
+			}
+			if err := f.Set(name, c); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(f.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.mu.Lock()
+			want, err := json.MarshalIndent(f, "", "  ")
+			f.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != string(want)+"\n" { // writeFile ends the file with a newline
+				t.Fatalf("round %d: the file holds\n%s\nwant json.MarshalIndent's\n%s", round, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkFleetRecordSet is a run recording 256 contexts one after
+// another, as its locks are taken (each Set writes the file).
+func BenchmarkFleetRecordSet(b *testing.B) {
+	dir := b.TempDir()
+	d, err := OpenOutDir(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		f, err := OpenFleet(d)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f.EnsureOwner("package bench")
+		for i := range 256 {
+			c := FleetContext{Serial: int64(i + 1), Digest: "sha256:" + strings.Repeat("0f", 32), AppliedBy: "ci@runner run 1",
+				AppliedAt: time.Unix(1780000000, 0).UTC(), Outcome: "applying", ClusterUID: "5f0c7f0e-0000-4000-8000-000000000000", Server: "https://127.0.0.1:6443"}
+			if err := f.Set(fmt.Sprintf("ctx-%03d", i), c); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
