@@ -135,6 +135,13 @@ func (e *denseE2E) converges(t *testing.T) {
 		t.Errorf("the first apply of %d contexts on %d clusters: %d GETs and %d lists of Leases, %d creates and %d updates of ResourceGroups; want no GET, a list per cluster, a create per context and no update",
 			e.fleet.Contexts, c, counts["GET leases"], counts["LIST leases"], counts["POST resourcegroups"], counts["PUT resourcegroups"])
 	}
+	// The preflight asks RBAC once per Namespace the run creates (for
+	// the objects in it) and, for the inventories, twice per cluster (their
+	// create, and the status update of every ResourceGroup of the
+	// namespace, not one question naming each).
+	if got, want := counts["POST selfsubjectaccessreviews"], e.p.Namespaces+2*c; got > want {
+		t.Errorf("the first apply of %d contexts (%d Namespaces, %d clusters) sent %d access reviews, want at most %d", e.fleet.Contexts, e.p.Namespaces, c, got, want)
+	}
 	e.requireAll(t, r, v1alpha1.ApplyApplied)
 	for j := range e.p.Namespaces {
 		ns, ctx := e.p.NamespaceName(j), e.p.ContextOf(j)

@@ -376,14 +376,14 @@ func entryOf(rec lease.Record, t *target) outdir.FleetContext {
 // lock takes t's lock, checking under it that nobody wrote the cluster
 // since it was read.
 func (r *run) lock(ctx context.Context, t *target, owner string) (*lease.Lock, error) {
-	cs, err := t.factory.KubernetesClientSet()
+	leases, err := t.leasesClient()
 	if err != nil {
 		return nil, fmt.Errorf("context %q: %w", t.name, err)
 	}
 	seen := t.lease.Record
 	ns, name := t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name())
 	var waitingSince time.Time
-	l, err := lease.Acquire(ctx, cs.CoordinationV1(), lease.Request{
+	l, err := lease.Acquire(ctx, leases, lease.Request{
 		Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(),
 		Me: r.fleet.me, Timeout: r.opts.LockTimeout, OnLost: r.fleet.lost, Seen: t.lease,
 		OnWait: func(cur *lease.State, until time.Time) {
@@ -592,12 +592,12 @@ func (r *run) settle(ctx context.Context, t *target) {
 		}
 		return
 	}
-	cs, err := t.factory.KubernetesClientSet()
+	leases, err := t.leasesClient()
 	if err != nil {
 		return
 	}
 	ns, name := t.pkg.Inventory.Namespace(), lease.Name(t.pkg.Inventory.Name())
-	rec, err := lease.Settle(ctx, cs.CoordinationV1(), lease.Request{Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(), Me: r.fleet.me,
+	rec, err := lease.Settle(ctx, leases, lease.Request{Context: t.name, Namespace: ns, Inventory: t.pkg.Inventory.Name(), Me: r.fleet.me,
 		Check: func(cur *lease.State) (lease.Record, error) {
 			if cur.Record != seen {
 				return lease.Record{}, fmt.Errorf("another run wrote its record since this one read it (serial %d, %s by %s)", cur.Record.Serial, orUnknown(cur.Record.Outcome), orUnknown(cur.Record.AppliedBy))

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"sigs.k8s.io/cli-utils/pkg/object"
 
@@ -32,7 +33,10 @@ type target struct {
 	// reads is factory for the reads of load and inSync
 	// (cluster.ReadFactory); the applier gets factory.
 	reads cmdutil.Factory
-	pkg   *cluster.Package
+	// leases is the client of the context's Lease (its lock), built by
+	// load; nil: built from factory where needed.
+	leases coordinationv1.CoordinationV1Interface
+	pkg    *cluster.Package
 	// objects are the package's objects as kpt identifies them.
 	objects object.ObjMetadataSet
 	live    cluster.LiveInventory
@@ -170,6 +174,9 @@ func (r *run) load(ctx context.Context, kc *cluster.Kubeconfig, t *target, pkgEr
 	var reads sync.WaitGroup
 	defer reads.Wait()
 	cs, csErr := readClients(t.factory) // for the identity and the Lease
+	if csErr == nil {
+		t.leases = cs.CoordinationV1
+	}
 	var (
 		id    cluster.Identity
 		idErr error
@@ -255,6 +262,18 @@ func (r *run) readOld(t *target) (*cluster.Package, error) {
 		old.Objects[i] = o.DeepCopy()
 	}
 	return &old, nil
+}
+
+// leasesClient is the client of t's Lease: load's, else one made now.
+func (t *target) leasesClient() (coordinationv1.CoordinationV1Interface, error) {
+	if t.leases != nil {
+		return t.leases, nil
+	}
+	cs, err := t.factory.KubernetesClientSet()
+	if err != nil {
+		return nil, err
+	}
+	return cs.CoordinationV1(), nil
 }
 
 // readClients are the clients of t's identity and Lease.

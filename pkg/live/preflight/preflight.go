@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	authorizationv1 "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"sigs.k8s.io/cli-utils/pkg/inventory"
 	"sigs.k8s.io/cli-utils/pkg/object"
@@ -189,6 +190,9 @@ type checker struct {
 	// does not hold: a dry run of an object in one would only answer
 	// that it is not found.
 	absent map[string]bool
+	// accessReviews is the client of the access reviews, made once (see
+	// newAccessReviews).
+	accessReviews func() (authorizationv1.SelfSubjectAccessReviewInterface, error)
 
 	mu  sync.Mutex
 	res Result
@@ -207,7 +211,24 @@ func newChecker(c Context, s v1alpha1.ApplyStrategy) (*checker, error) {
 	if reviews == nil {
 		reviews = &Reviews{}
 	}
-	return &checker{c: c, s: s, mapper: cluster.MemoMapper(mapper), reader: reader, reviews: reviews, res: Result{Context: c.Name}}, nil
+	return &checker{c: c, s: s, mapper: cluster.MemoMapper(mapper), reader: reader, reviews: reviews, res: Result{Context: c.Name},
+		accessReviews: newAccessReviews(c.Factory)}, nil
+}
+
+// newAccessReviews makes f's client of access reviews on first use: the
+// authorization group's client alone (a clientset makes about fifty).
+func newAccessReviews(f cmdutil.Factory) func() (authorizationv1.SelfSubjectAccessReviewInterface, error) {
+	return sync.OnceValues(func() (authorizationv1.SelfSubjectAccessReviewInterface, error) {
+		cfg, err := f.ToRESTConfig()
+		if err != nil {
+			return nil, err
+		}
+		client, err := authorizationv1.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return client.SelfSubjectAccessReviews(), nil
+	})
 }
 
 // readLive reads every object the context applies or prunes, in

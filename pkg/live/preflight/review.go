@@ -84,7 +84,7 @@ func (ck *checker) reviewOnce(ctx context.Context, a access) (allowed bool, why 
 
 // ask sends the access review of a.
 func (ck *checker) ask(ctx context.Context, a access) (answerOf, error) {
-	cs, err := ck.c.Factory.KubernetesClientSet()
+	client, err := ck.accessReviews()
 	if err != nil {
 		return answerOf{}, err
 	}
@@ -92,7 +92,7 @@ func (ck *checker) ask(ctx context.Context, a access) (answerOf, error) {
 	sar := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
 		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.namespace, Verb: a.verb, Group: a.gr.Group,
 			Resource: a.gr.Resource, Subresource: a.subresource, Name: a.name}}}
-	got, err := cs.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, sar, metav1.CreateOptions{})
+	got, err := client.Create(ctx, sar, metav1.CreateOptions{})
 	if err != nil {
 		return answerOf{}, fmt.Errorf("asking RBAC whether it may %s %s: %w", a.verb, a.gr, err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 )
@@ -42,27 +41,32 @@ func reviewsServer(t *testing.T) (*httptest.Server, *atomic.Int32) {
 	return srv, &n
 }
 
-type clientsetFactory struct {
+// configFactory is a factory of only its REST config.
+type configFactory struct {
 	cmdutil.Factory
-	cs *kubernetes.Clientset
+	cfg *rest.Config
 }
 
-func (f clientsetFactory) KubernetesClientSet() (*kubernetes.Clientset, error) { return f.cs, nil }
+func (f configFactory) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(f.cfg), nil }
+
+// checkerOn is a checker of context name on cfg's server, sharing reviews.
+func checkerOn(name string, cfg *rest.Config, reviews *Reviews) *checker {
+	f := configFactory{cfg: cfg}
+	return &checker{c: Context{Name: name, Factory: f}, reviews: reviews, accessReviews: newAccessReviews(f)}
+}
+
+// jsonConfig is a config of the test server at url.
+func jsonConfig(url string) *rest.Config {
+	return &rest.Config{Host: url, ContentConfig: rest.ContentConfig{ContentType: "application/json"}}
+}
 
 // Two contexts sharing Reviews send each question once between them; a
 // review that failed for one is asked again by the next that needs it,
 // not answered with the other's error.
 func TestReviewsShared(t *testing.T) {
 	srv, sent := reviewsServer(t)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	shared := &Reviews{}
-	checkerOf := func(name string) *checker {
-		return &checker{c: Context{Name: name, Factory: clientsetFactory{cs: cs}}, reviews: shared}
-	}
-	a, b := checkerOf("a"), checkerOf("b")
+	a, b := checkerOn("a", jsonConfig(srv.URL), shared), checkerOn("b", jsonConfig(srv.URL), shared)
 	create := access{verb: "create", gr: schema.GroupResource{Group: "kpt.dev", Resource: "resourcegroups"}, namespace: "default"}
 	ctx := context.Background()
 
@@ -96,7 +100,7 @@ func TestReviewsShared(t *testing.T) {
 
 // rbacServer answers SelfSubjectAccessReviews with allow, denying with
 // the reason "RBAC: no rule"; it keeps the names asked, in order.
-func rbacServer(t *testing.T, allow func(authorizationv1.ResourceAttributes) bool) (*kubernetes.Clientset, func() []string) {
+func rbacServer(t *testing.T, allow func(authorizationv1.ResourceAttributes) bool) (*rest.Config, func() []string) {
 	var mu sync.Mutex
 	var asked []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -116,11 +120,7 @@ func rbacServer(t *testing.T, allow func(authorizationv1.ResourceAttributes) boo
 		_ = json.NewEncoder(w).Encode(&sar)
 	}))
 	t.Cleanup(srv.Close)
-	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs, func() []string {
+	return jsonConfig(srv.URL), func() []string {
 		mu.Lock()
 		defer mu.Unlock()
 		return slices.Clone(asked)
@@ -137,10 +137,10 @@ func TestReviewsAnyNameFirst(t *testing.T) {
 	}
 	ctx := context.Background()
 	t.Run("EveryName", func(t *testing.T) {
-		cs, asked := rbacServer(t, func(authorizationv1.ResourceAttributes) bool { return true })
+		cfg, asked := rbacServer(t, func(authorizationv1.ResourceAttributes) bool { return true })
 		shared := &Reviews{}
 		for _, name := range []string{"inv-a", "inv-b", "inv-c"} {
-			ck := &checker{c: Context{Name: name, Factory: clientsetFactory{cs: cs}}, reviews: shared}
+			ck := checkerOn(name, cfg, shared)
 			if allowed, why, err := ck.review(ctx, status(name)); !allowed || why != "" || err != nil {
 				t.Errorf("%s: %v %q %v, want allowed", name, allowed, why, err)
 			}
@@ -150,10 +150,9 @@ func TestReviewsAnyNameFirst(t *testing.T) {
 		}
 	})
 	t.Run("ByName", func(t *testing.T) {
-		cs, asked := rbacServer(t, func(ra authorizationv1.ResourceAttributes) bool { return ra.Name == "inv-a" })
+		cfg, asked := rbacServer(t, func(ra authorizationv1.ResourceAttributes) bool { return ra.Name == "inv-a" })
 		shared := &Reviews{}
-		a := &checker{c: Context{Name: "a", Factory: clientsetFactory{cs: cs}}, reviews: shared}
-		b := &checker{c: Context{Name: "b", Factory: clientsetFactory{cs: cs}}, reviews: shared}
+		a, b := checkerOn("a", cfg, shared), checkerOn("b", cfg, shared)
 		if allowed, _, err := a.review(ctx, status("inv-a")); !allowed || err != nil {
 			t.Errorf("inv-a, granted by name: %v %v, want allowed", allowed, err)
 		}
