@@ -85,7 +85,7 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 			return fmt.Errorf("context %q: %w", t.name, err)
 		}
 	}
-	invClient, err := cluster.NewApplierInventoryClient(t.factory, r.statusPolicy())
+	invClient, err := cluster.NewApplierInventoryClient(t.factory, r.statusPolicy(), r.absentInventory(t))
 	if err != nil {
 		return fmt.Errorf("context %q: %w", t.name, err)
 	}
@@ -122,6 +122,18 @@ func (r *run) applyContext(ctx context.Context, t *target, objs []*unstructured.
 		return fmt.Errorf("context %q: %s", t.name, strings.Join(c.errs, "; "))
 	}
 	return ctx.Err()
+}
+
+// absentInventory is t's inventory when load read it missing and kpt's
+// engine has not run on t since (see cluster.NewApplierInventoryClient),
+// nil otherwise; it marks the engine as run.
+func (r *run) absentInventory(t *target) inventory.Info {
+	first := !t.engineRan
+	t.engineRan = true
+	if !first || t.live.Found {
+		return nil
+	}
+	return t.pkg.Inventory
 }
 
 // installResourceGroupCRD installs or updates kpt's ResourceGroup CRD as

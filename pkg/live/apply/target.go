@@ -36,7 +36,10 @@ type target struct {
 	// leases is the client of the context's Lease (its lock), built by
 	// load; nil: built from factory where needed.
 	leases coordinationv1.CoordinationV1Interface
-	pkg    *cluster.Package
+	// engineRan is set once kpt's engine has run on the context in this
+	// run: its inventory may exist since, whatever load read.
+	engineRan bool
+	pkg       *cluster.Package
 	// objects are the package's objects as kpt identifies them.
 	objects object.ObjMetadataSet
 	live    cluster.LiveInventory

@@ -46,10 +46,24 @@ import (
 //
 // policy is kpt's --status-policy: what the engine stores of each object's
 // status in the inventory.
-func NewApplierInventoryClient(f cmdutil.Factory, policy inventory.StatusPolicy) (inventory.Client, error) {
+//
+// absent, when not nil, is an inventory the run read missing before it
+// took the context's lock, and has not written since: the engine's reads
+// of it until its first write (its create) answer "not found" as that
+// read did, so a first apply reads its inventory once, as it replaces it.
+// The lock's check found the context's record unchanged since that read,
+// so no run of shard-router created it meanwhile; one created by another
+// client fails the engine's create with "already exists", before any
+// object of the context is written, where a read would have had kpt's
+// engine merge into an inventory it did not make.
+func NewApplierInventoryClient(f cmdutil.Factory, policy inventory.StatusPolicy, absent inventory.Info) (inventory.Client, error) {
 	dyn, err := f.DynamicClient()
 	if err == nil {
-		dyn = &inventoryReads{Interface: dyn, last: map[types.NamespacedName]lastRead{}}
+		reads := &inventoryReads{Interface: dyn, last: map[types.NamespacedName]lastRead{}}
+		if absent != nil {
+			reads.last[types.NamespacedName{Namespace: absent.Namespace(), Name: absent.Name()}] = lastRead{err: apierrors.NewNotFound(resourceGroups, absent.Name())}
+		}
+		dyn = reads
 	}
 	return newInventoryClient(WithDynamic(f, dyn, err), policy)
 }

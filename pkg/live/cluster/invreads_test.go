@@ -137,7 +137,7 @@ func TestApplierInventoryClientReadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myClient, err := cluster.NewApplierInventoryClient(mine, inventory.StatusPolicyAll)
+	myClient, err := cluster.NewApplierInventoryClient(mine, inventory.StatusPolicyAll, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +161,90 @@ func TestApplierInventoryClientReadsOnce(t *testing.T) {
 	}
 }
 
+// A first apply of an inventory the run read missing (absent): the
+// engine's reads of it before its create send nothing, the one after its
+// writes (as it replaces) reaches the cluster, and the cluster ends with
+// what kpt's own client stores. A second apply with the same client reads
+// the cluster again.
+func TestApplierInventoryClientAbsent(t *testing.T) {
+	kpts, mine := newInventoryFactory(), newInventoryFactory()
+	kptClient, err := cluster.NewInventoryClient(kpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	myClient, err := cluster.NewApplierInventoryClient(mine, inventory.StatusPolicyAll, localInventory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, objs := range []object.ObjMetadataSet{{configMap("a"), configMap("b")}, {configMap("b"), configMap("c")}} {
+		kpts.dyn.ClearActions()
+		mine.dyn.ClearActions()
+		applyInventory(t, kptClient, localInventory(), objs)
+		applyInventory(t, myClient, localInventory(), objs)
+		kptVerbs, myVerbs := verbs(kpts.dyn.Actions()), verbs(mine.dyn.Actions())
+		if want := []int{1, 2}[i]; myVerbs["get resourcegroups"] != want {
+			t.Errorf("apply %d: %d reads of the inventory reached the cluster, want %d", i+1, myVerbs["get resourcegroups"], want)
+		}
+		delete(kptVerbs, "get resourcegroups")
+		delete(myVerbs, "get resourcegroups")
+		if !reflect.DeepEqual(myVerbs, kptVerbs) {
+			t.Errorf("apply %d wrote %v, kpt's client %v: want the same writes", i+1, myVerbs, kptVerbs)
+		}
+		if got, want := storedInventory(t, mine), storedInventory(t, kpts); !reflect.DeepEqual(got, want) {
+			t.Errorf("apply %d stored\n%v\nkpt's client stored\n%v", i+1, got, want)
+		}
+	}
+}
+
+// On a real kube-apiserver: another client creates the inventory after
+// the run read it missing. The engine's create, made from that read, is
+// refused with "already exists", and the other client's inventory stays
+// as it made it (kpt's engine, reading it, would have merged into it).
+func TestApplierInventoryClientAbsentCreatedMeanwhile(t *testing.T) {
+	f := clusterWithResourceGroups(t)
+	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll, localInventory())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := f.DynamicClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rgs := dyn.Resource(rgResource).Namespace("default")
+	theirs := live.WrapInventoryObj(resourceGroup("inv-a", "id-other"))
+	if err := theirs.Store(object.ObjMetadataSet{configMap("z")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	u, err := theirs.GetObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rgs.Create(t.Context(), u, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Merge(localInventory(), object.ObjMetadataSet{configMap("a")}, common.DryRunNone); !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("the engine's create of an inventory created meanwhile: %v, want already exists", err)
+	}
+	got, err := rgs.Get(t.Context(), "inv-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs, err := live.WrapInventoryObj(got).Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !objs.Equal(object.ObjMetadataSet{configMap("z")}) || got.GetLabels()[common.InventoryLabel] != "id-other" {
+		t.Fatalf("the other client's inventory now holds %v, id %s; want z, id-other", objs, got.GetLabels()[common.InventoryLabel])
+	}
+}
+
 // Reads with no write of the client between answer what the first read
 // answered, a write by another client meanwhile included; the client's
 // own write makes the next read go to the cluster. A failed read (not a
 // NotFound) is not kept.
 func TestApplierInventoryClientForgets(t *testing.T) {
 	f := newInventoryFactory()
-	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
+	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +294,7 @@ func TestApplierInventoryClientForgets(t *testing.T) {
 // stays. The write after it reads the cluster again and merges both.
 func TestApplierInventoryClientConflicts(t *testing.T) {
 	f := clusterWithResourceGroups(t)
-	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
+	c, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +367,7 @@ func TestApplierInventoryClientSkipsUpdatesThatChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	myClient, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll)
+	myClient, err := cluster.NewApplierInventoryClient(f, inventory.StatusPolicyAll, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
