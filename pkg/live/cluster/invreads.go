@@ -39,7 +39,8 @@ import (
 // Any write of a ResourceGroup through the client (the engine's create,
 // update and status update) forgets every read, so the read after it goes
 // to the cluster: two reads of an apply reach it, one as the engine
-// prepares and one as it replaces, after the apply and its waits. An
+// prepares and one as it replaces, after the apply and its waits (one, as
+// it replaces, for an inventory the run read missing: see absent). An
 // update that would change nothing but the status (kpt's status update
 // follows each) is not sent: kpt's engine sends one whenever it merges
 // or replaces with the objects the inventory holds (see unchanged).
