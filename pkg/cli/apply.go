@@ -68,7 +68,8 @@ context missing from the kubeconfig (--kubeconfig, else $KUBECONFIG, else
 
 Contexts are applied in parallel, --parallel at a time (default 16: what a
 run holds in memory grows with the contexts in progress, not with the
-fleet), and each waits at most
+fleet; their locks, one small Lease write each, are taken and released
+four times as many at once), and each waits at most
 --reconcile-timeout for its objects to be Current (kstatus) and its pruned
 objects to be gone. A context that fails (unreachable, an object rejected, a
 timeout) does not stop the others; the run then exits 1. OUT_DIR/<context> is

@@ -25,6 +25,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 
 	"github.com/shard-router/shard-router/pkg/api/v1alpha1"
@@ -47,6 +48,27 @@ const DefaultReconcileTimeout = 5 * time.Minute
 // 128 contexts), bounded, it stays what 16 contexts hold at any fleet
 // size. It bounds the load on the clusters and on this machine too.
 const DefaultParallel = 16
+
+// leaseFactor: the steps that write a context's Lease and nothing else
+// (taking its lock, noting a rollout's progress, settling a record,
+// releasing the lock) work on leaseFactor times --parallel contexts at
+// once. Each is one small write that waits on its round trip, with
+// nothing of the context's applier in memory: at --parallel at a time,
+// taking 256 contexts' locks and releasing them kept the benchmark's
+// fleet waiting 0.7 s each, with four times as many at once 0.5 and 0.6
+// s (medians of eight first applies). --parallel still bounds them
+// (--parallel 2: 8 at once; 0: all).
+const leaseFactor = 4
+
+// leaseGroup is a group for the Lease writes of many contexts (see
+// leaseFactor).
+func (r *run) leaseGroup() *errgroup.Group {
+	g := &errgroup.Group{}
+	if n := r.opts.Parallel * leaseFactor; n > 0 {
+		g.SetLimit(n)
+	}
+	return g
+}
 
 // Options tune Run.
 type Options struct {

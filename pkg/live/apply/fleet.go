@@ -322,17 +322,13 @@ func (r *run) lockAll(ctx context.Context, targets []*target) bool {
 	}
 	take(0)
 	if errs[0] == nil && len(writers) > 1 {
-		limit := 1
-		if r.opts.LockTimeout <= 0 {
-			limit = r.opts.Parallel
-		}
-		var g errgroup.Group
-		if limit > 0 {
-			g.SetLimit(limit)
+		oneByOne, g := r.opts.LockTimeout > 0, r.leaseGroup()
+		if oneByOne {
+			g.SetLimit(1)
 		}
 		for i := 1; i < len(writers); i++ {
 			g.Go(func() error {
-				if limit == 1 && slices.ContainsFunc(errs[:i], func(err error) bool { return err != nil }) {
+				if oneByOne && slices.ContainsFunc(errs[:i], func(err error) bool { return err != nil }) {
 					return nil // one by one: stop at the first refusal
 				}
 				take(i)
@@ -515,17 +511,14 @@ func unreleased(t *target, l *lease.Lock, err error) string {
 	return msg
 }
 
-// unlockAll releases every lock this run took, --parallel at a time: a
+// unlockAll releases every lock this run took (leaseGroup): a
 // Lease write and an entry of OUT_DIR's record each (the record writes
 // the entries that arrive together at once). One after another, 256
 // locks kept the end of a run waiting about a second. The errors keep
 // the locks' order.
 func (r *run) unlockAll() {
 	msgs := make([]string, len(r.held))
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := r.leaseGroup()
 	for i, t := range r.held {
 		r.fleet.mu.Lock()
 		wrote := r.fleet.wrote[t.name]
@@ -563,10 +556,7 @@ func (r *run) settleAll(ctx context.Context) {
 	if r.opts.DryRun || r.rollingBack {
 		return
 	}
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := r.leaseGroup()
 	for _, t := range r.targets {
 		if !t.upToDate || !t.done || t.failed || t.adopted || t.recordOnly || t.lease == nil || !t.lease.Found {
 			continue
@@ -634,10 +624,7 @@ func (r *run) noteProgress(ctx context.Context, p lease.Progress) {
 		locks[name] = l
 	}
 	r.fleet.mu.Unlock()
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := r.leaseGroup()
 	for name, l := range locks {
 		g.Go(func() error {
 			nctx, cancel := context.WithTimeout(ctx, lease.Duration/3)
