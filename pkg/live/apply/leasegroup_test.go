@@ -19,14 +19,15 @@ func TestLeaseGroupBound(t *testing.T) {
 		r := &run{opts: Options{Parallel: tc.parallel}}
 		g := r.leaseGroup()
 		var (
-			mu             sync.Mutex
-			now, most      int
-			release        = make(chan struct{})
-			started        = make(chan struct{}, tc.contexts)
-			wantConcurrent = min(tc.want, tc.contexts)
+			mu        sync.Mutex
+			now, most int
+			release   = make(chan struct{})
+			started   = make(chan struct{}, tc.contexts)
 		)
+		// Every write waits until the bound's worth of them has started:
+		// then at most that many ran at once, and no fewer.
 		go func() {
-			for range wantConcurrent {
+			for range tc.want {
 				<-started
 			}
 			close(release)
