@@ -63,9 +63,14 @@ const leaseFactor = 4
 // leaseGroup is a group for the Lease writes of many contexts (see
 // leaseFactor).
 func (r *run) leaseGroup() *errgroup.Group {
+	return groupOf(r.opts.Parallel * leaseFactor)
+}
+
+// groupOf is a group that runs at most limit at once (0: all).
+func groupOf(limit int) *errgroup.Group {
 	g := &errgroup.Group{}
-	if n := r.opts.Parallel * leaseFactor; n > 0 {
-		g.SetLimit(n)
+	if limit > 0 {
+		g.SetLimit(limit)
 	}
 	return g
 }

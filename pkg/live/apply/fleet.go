@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/shard-router/shard-router/pkg/live/lease"
 	"github.com/shard-router/shard-router/pkg/outdir"
 )
@@ -238,10 +236,7 @@ func digest(t *target) string {
 // findUpToDate tells, for every context at once, whether it needs a write
 // at all (inSync), so that only the contexts that do are locked.
 func (r *run) findUpToDate(ctx context.Context) {
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := groupOf(r.opts.Parallel)
 	for _, t := range r.targets {
 		if t.failed || t.hold != "" {
 			continue

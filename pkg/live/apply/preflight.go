@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	kptcmdutil "github.com/kptdev/kpt/pkg/lib/util/cmdutil"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/shard-router/shard-router/pkg/live/preflight"
 )
@@ -44,10 +43,7 @@ func (r *run) preflight(ctx context.Context, targets []*target) bool {
 		reviews[i] = byKey[key]
 	}
 	results := make([]*preflight.Result, len(asked))
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := groupOf(r.opts.Parallel)
 	for i, t := range asked {
 		g.Go(func() error {
 			c := preflight.Context{Name: t.name, Factory: t.factory, Inventory: t.pkg.Inventory, InventoryFound: t.live.Found,

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	coordinationv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
@@ -140,10 +139,7 @@ func (r *run) inventoriesToRead(rec *outdir.FleetRecord) map[string]cluster.Inve
 
 // prepareEach runs prepare on every target, --parallel at a time.
 func (r *run) prepareEach(ctx context.Context, kc *cluster.Kubeconfig, targets []*target, prepare func(context.Context, *cluster.Kubeconfig, *target) error) {
-	var g errgroup.Group
-	if r.opts.Parallel > 0 {
-		g.SetLimit(r.opts.Parallel)
-	}
+	g := groupOf(r.opts.Parallel)
 	for _, t := range targets {
 		g.Go(func() error {
 			if err := prepare(ctx, kc, t); err != nil {

@@ -409,10 +409,7 @@ func (r *run) failBake(t *target, err error) {
 
 // phaseOn runs step on targets, limit at a time (0: all).
 func (r *run) phaseOn(ctx context.Context, targets []*target, limit int, step func(context.Context, *target)) {
-	var g errgroup.Group
-	if limit > 0 {
-		g.SetLimit(limit)
-	}
+	g := groupOf(limit)
 	for _, t := range targets {
 		g.Go(func() error {
 			step(ctx, t)
